@@ -1,0 +1,45 @@
+# perfledger — `make help` lists the targets.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help setup run test lint refresh serve validate bench clean
+
+help: ## list the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-10s %s\n", $$1, $$2}'
+
+$(STAMP): requirements.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $(STAMP)
+
+setup: $(STAMP) ## create .venv and install the exact versions in requirements.lock
+
+run: setup ## refresh the warehouse (a failed source is reported, last good data kept), then serve the API on 127.0.0.1:8000
+	-$(BIN)/perfledger refresh
+	$(BIN)/perfledger serve
+
+test: setup ## run the whole test suite
+	$(BIN)/python -m pytest
+
+lint: setup ## ruff and mypy
+	$(BIN)/ruff check ingest warehouse api tests
+	$(BIN)/mypy ingest warehouse api
+
+refresh: setup ## pull every source, validate, publish a new snapshot (or nothing, saying why)
+	$(BIN)/perfledger refresh
+
+serve: setup ## serve the API over the current snapshot
+	$(BIN)/perfledger serve
+
+validate: setup ## run the validation suites over the current snapshot
+	$(BIN)/perfledger validate
+
+bench: setup ## measure refresh and API speed (prints a table, writes var/bench/)
+	$(BIN)/python -m tests.bench
+
+clean: ## remove the virtual environment and the data directory
+	rm -rf $(VENV) var

@@ -1,0 +1,1 @@
+"""perfledger REST API: thin, read-only routes over warehouse queries."""

@@ -1,0 +1,1 @@
+"""perfledger ingesters: one module per source, each with ``fetch`` and ``parse``."""

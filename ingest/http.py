@@ -1,0 +1,204 @@
+"""The shared HTTP client and the one fetch path every source uses.
+
+``fetch_bytes`` reads ``http(s)://`` URLs through an ``httpx.Client`` passed in by the caller
+(tests swap its transport, never this code), and ``file://`` URLs or plain paths from disk.
+Retries (tenacity) cover connect errors, timeouts, truncated bodies, 429 and 5xx, with
+exponential backoff that honours ``Retry-After``. Conditional requests use ETag/Last-Modified.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+import httpx
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+
+from warehouse.exceptions import FetchError
+
+USER_AGENT = "perfledger/0.1 (+https://github.com/perfledger; LLM-inference evidence warehouse)"
+_SECRET_PARAM = re.compile(r"(?i)(key|token|sig|signature|secret|password|code)=[^&]*")
+
+
+def redact(url: str) -> str:
+    """A URL safe to print: credentials and secret-looking query values removed."""
+    parts = urlsplit(url)
+    netloc = parts.hostname or ""
+    if parts.port:
+        netloc += f":{parts.port}"
+    query = _SECRET_PARAM.sub(lambda m: f"{m.group(1)}=***", parts.query)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try: attempts after the first, first backoff, longest single wait."""
+
+    retries: int = 3
+    backoff: float = 0.5
+    max_wait: float = 30.0
+
+
+@dataclass
+class Raw:
+    """Bytes fetched from a source, with the HTTP metadata that says what they are."""
+
+    source: str
+    url: str
+    body: bytes
+    fetched_at: datetime
+    status: int = 200
+    etag: str | None = None
+    last_modified: str | None = None
+    content_type: str | None = None
+    attempts: int = 1
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def sha256(self) -> str:
+        """Hex sha256 of the body: the content address in the raw store."""
+        return hashlib.sha256(self.body).hexdigest()
+
+    @property
+    def not_modified(self) -> bool:
+        """True when the server answered 304 to a conditional request."""
+        return self.status == 304
+
+
+def make_client(timeout: float = 30.0, transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """The httpx client every source shares: timeouts, User-Agent, redirects followed."""
+    return httpx.Client(
+        timeout=httpx.Timeout(timeout),
+        headers={"User-Agent": USER_AGENT},
+        follow_redirects=True,
+        transport=transport,
+    )
+
+
+class _RetryableStatus(Exception):
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(f"HTTP {response.status_code}")
+        self.response = response
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    return isinstance(exc, _RetryableStatus | httpx.TransportError)
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("Retry-After")
+    if not value:
+        return None
+    if value.strip().isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _wait(policy: RetryPolicy):
+    def wait(state: RetryCallState) -> float:
+        backoff = policy.backoff * (2 ** (state.attempt_number - 1))
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, _RetryableStatus):
+            hinted = _retry_after(exc.response)
+            if hinted is not None:
+                backoff = hinted
+        return min(backoff, policy.max_wait)
+
+    return wait
+
+
+def _read_local(source: str, url: str) -> Raw:
+    path = Path(unquote(urlsplit(url).path)) if url.startswith("file://") else Path(url)
+    try:
+        body = path.read_bytes()
+    except OSError as e:
+        raise FetchError(f"{source}: cannot read {path}: {e.strerror}", source=source,
+                         url=str(path)) from e
+    return Raw(source=source, url=url, body=body, fetched_at=datetime.now(UTC))
+
+
+def fetch_bytes(
+    client: httpx.Client,
+    url: str,
+    *,
+    source: str,
+    policy: RetryPolicy = RetryPolicy(),
+    etag: str | None = None,
+    last_modified: str | None = None,
+    params: dict[str, str] | None = None,
+    sleep=time.sleep,
+) -> Raw:
+    """GET one URL (or read one file) and return its bytes, or a 304 ``Raw`` with no body.
+
+    Raises ``FetchError`` naming the source and the (redacted) URL once retries are used up.
+    """
+    if not url.startswith(("http://", "https://")):
+        return _read_local(source, url)
+
+    headers = {}
+    if etag:
+        headers["If-None-Match"] = etag
+    if last_modified:
+        headers["If-Modified-Since"] = last_modified
+
+    attempts = 0
+
+    def attempt() -> httpx.Response:
+        nonlocal attempts
+        attempts += 1
+        response = client.get(url, headers=headers, params=params)
+        if response.status_code == 429 or response.status_code >= 500:
+            raise _RetryableStatus(response)
+        return response
+
+    retrying = Retrying(
+        stop=stop_after_attempt(policy.retries + 1),
+        wait=_wait(policy),
+        retry=retry_if_exception(_is_retryable),
+        sleep=sleep,
+        reraise=True,
+    )
+    shown = redact(url)
+    try:
+        response = retrying(attempt)
+    except _RetryableStatus as e:
+        raise FetchError(
+            f"{source}: {shown} answered HTTP {e.response.status_code} "
+            f"after {attempts} attempt(s)",
+            source=source, url=shown, status=e.response.status_code,
+        ) from None
+    except httpx.TransportError as e:
+        raise FetchError(
+            f"{source}: {shown} failed after {attempts} attempt(s): "
+            f"{type(e).__name__}: {e}",
+            source=source, url=shown,
+        ) from None
+    if response.status_code == 304:
+        return Raw(source=source, url=url, body=b"", fetched_at=datetime.now(UTC), status=304,
+                   etag=etag, last_modified=last_modified, attempts=attempts)
+    if response.status_code >= 400:
+        raise FetchError(
+            f"{source}: {shown} answered HTTP {response.status_code}",
+            source=source, url=shown, status=response.status_code,
+        )
+    return Raw(
+        source=source,
+        url=str(response.url),
+        body=response.content,
+        fetched_at=datetime.now(UTC),
+        status=response.status_code,
+        etag=response.headers.get("ETag"),
+        last_modified=response.headers.get("Last-Modified"),
+        content_type=response.headers.get("Content-Type"),
+        attempts=attempts,
+    )

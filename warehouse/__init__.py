@@ -1,0 +1,1 @@
+"""perfledger warehouse: schema, snapshots, refresh, validation, derived figures, CLI."""

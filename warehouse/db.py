@@ -1,0 +1,58 @@
+"""Small DuckDB helpers shared by loaders and queries: bulk insert, row fetching."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import duckdb
+import pyarrow as pa
+
+from warehouse.schema import columns
+
+
+def insert_rows(con: duckdb.DuckDBPyConnection, model, rows: Iterable[dict],
+                batch: int = 50_000) -> int:
+    """Bulk-insert dicts into a schema table through Arrow (no row-by-row inserts).
+
+    Columns are matched by name; a key missing from a row is NULL.
+    """
+    table = model.__tablename__
+    names = columns(model)
+    types = {r[0]: r[1] for r in con.execute(
+        "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ?",
+        [table]).fetchall()}
+    total = 0
+    chunk: list[dict] = []
+
+    def flush() -> None:
+        nonlocal total
+        if not chunk:
+            return
+        arrow = pa.table({n: [r.get(n) for r in chunk] for n in names})
+        con.register("_perfledger_batch", arrow)
+        select = ", ".join(f'CAST("{n}" AS {types[n]}) AS "{n}"' for n in names)
+        con.execute(f'INSERT INTO "{table}" BY NAME SELECT {select} FROM _perfledger_batch')  # noqa: S608 - names from the schema
+        con.unregister("_perfledger_batch")
+        total += len(chunk)
+        chunk.clear()
+
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= batch:
+            flush()
+    flush()
+    return total
+
+
+def fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str,
+                params: Sequence[object] | None = None) -> list[dict]:
+    """Run a query with bound parameters and return rows as dicts."""
+    cur = con.execute(sql, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Whether a table or view of that name exists."""
+    return con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                       [name]).fetchone()[0] > 0

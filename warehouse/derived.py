@@ -1,0 +1,147 @@
+"""Derived figures as documented SQL views, so analysts and the API see the same numbers.
+
+Every view lists its inputs (ids of the rows it was computed from) and its evidence basis
+(``derived: measured``, ``derived: measured + assumption``…): the weakest label among the
+inputs is always visible. Views are recreated in every staged snapshot.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+ASSUMED_RATES = (5.0, 10.0, 15.0)
+
+VIEWS: dict[str, tuple[str, str, dict[str, str]]] = {}
+
+
+def view(name: str, comment: str, columns: dict[str, str] | None = None):
+    """Register a view's SQL with its comment and column comments."""
+    def register(sql: str) -> str:
+        VIEWS[name] = (sql, comment, columns or {})
+        return sql
+    return register
+
+
+view("scenario_ratio",
+     "Server/Offline and Interactive/Offline throughput ratios for the same system, model, round "
+     "and division. Tokens/s pairs with Tokens/s; Samples/s (Offline) with Queries/s is kept but "
+     "flagged (unit_pairing = samples_vs_queries). Power rows are never paired.",
+     {"ratio": "other_result / offline_result",
+      "unit_pairing": "same_units, or samples_vs_queries (MLPerf reports one benchmark in two units)",
+      "flagged": "True when the pairing is not like-for-like units",
+      "offline_result_id": "mlperf_result.id of the Offline row",
+      "other_result_id": "mlperf_result.id of the Server/Interactive row",
+      "basis": "Evidence basis of the ratio"})(
+"""
+WITH base AS (
+    SELECT * FROM mlperf_result
+    WHERE NOT is_power AND scenario IN ('Offline', 'Server', 'Interactive')
+)
+SELECT substr(md5(o.id || ':' || x.id), 1, 16) AS id,
+       o.round, o.division, o.organization, o.platform, o.system_name,
+       o.model_id, o.model_family, x.scenario,
+       o.result AS offline_result, o.units AS offline_units,
+       x.result AS other_result, x.units AS other_units,
+       x.result / o.result AS ratio,
+       CASE WHEN o.units = x.units THEN 'same_units' ELSE 'samples_vs_queries' END AS unit_pairing,
+       o.units <> x.units AS flagged,
+       o.accelerator_id, o.accelerator_model_name, o.accelerator_mix, o.total_accelerators,
+       o.availability, o.inferred AS offline_inferred, x.inferred AS other_inferred,
+       o.id AS offline_result_id, x.id AS other_result_id,
+       'derived: measured' AS basis, 'measured' AS weakest_input
+FROM base o
+JOIN base x
+  ON x.round = o.round AND x.division = o.division AND x.organization = o.organization
+ AND x.platform = o.platform AND x.model_id = o.model_id
+WHERE o.scenario = 'Offline' AND x.scenario IN ('Server', 'Interactive')
+  AND (o.units = x.units OR (o.units = 'Samples/s' AND x.units = 'Queries/s'))
+""")
+
+view("result_per_accelerator",
+     "Throughput results divided by the system's total accelerators (aggregate, not per user).",
+     {"per_accelerator": "result / total_accelerators"})(
+"""
+SELECT id, round, division, organization, platform, system_name, model_id, model_family,
+       scenario, result, units, total_accelerators, accelerator_id, accelerator_model_name,
+       availability, result / total_accelerators AS per_accelerator,
+       id AS result_id, 'derived: measured' AS basis, 'measured' AS weakest_input
+FROM mlperf_result
+WHERE NOT is_power AND units IN ('Tokens/s', 'Samples/s', 'Queries/s', 'Tasks/s')
+  AND total_accelerators > 0
+""")
+
+view("latency_bound",
+     "Bounds from the MLPerf latency limits for each Server/Interactive Tokens/s result: the "
+     "minimum per-user speed (1/TPOT), the most concurrent streams the throughput can be serving "
+     "(throughput x TPOT) and the end-to-end time of a reference-length answer "
+     "(TTFT + (n-1) x TPOT).",
+     {"min_tokens_per_s_per_user": "1000 / tpot_ms",
+      "max_concurrent_streams": "result x tpot_ms / 1000",
+      "reference_answer_seconds": "(ttft_ms + (reference_tokens - 1) x tpot_ms) / 1000"})(
+"""
+SELECT r.id, r.round, r.division, r.organization, r.platform, r.system_name, r.model_id,
+       r.model_family, r.scenario, r.result, r.units, r.total_accelerators, r.accelerator_id,
+       b.ttft_ms, b.tpot_ms, b.reference_tokens,
+       1000.0 / b.tpot_ms AS min_tokens_per_s_per_user,
+       r.result * b.tpot_ms / 1000.0 AS max_concurrent_streams,
+       (b.ttft_ms + (round(b.reference_tokens) - 1) * b.tpot_ms) / 1000.0 AS reference_answer_seconds,
+       r.id AS result_id, b.id AS rule_id,
+       'derived: measured + benchmark_rule' AS basis, 'measured' AS weakest_input
+FROM mlperf_result r
+JOIN benchmark_rule b ON b.model_family = r.model_family AND b.scenario = r.scenario
+WHERE NOT r.is_power AND r.units = 'Tokens/s'
+""")
+
+view("accelerator_hour_price",
+     "Azure VM prices per accelerator-hour: hourly VM price / accelerators per VM, per SKU, "
+     "region, offer and OS, each version with its validity window.",
+     {"price_per_accelerator_hour": "hourly_price / accelerators per VM"})(
+"""
+SELECT p.id AS price_id, p.arm_sku_name, p.arm_region_name, p.price_type, p.offer, p.os,
+       p.reservation_term, p.currency, p.hourly_price, a.accelerator_id, a.count AS accelerators,
+       p.hourly_price / a.count AS price_per_accelerator_hour,
+       p.valid_from, p.valid_to, p.listed, p.effective_start,
+       'derived: list_price' AS basis, 'list_price' AS weakest_input
+FROM azure_price p
+JOIN accelerator_alias a ON a.kind = 'azure_sku' AND a.alias = p.arm_sku_name
+WHERE a.count > 0 AND p.hourly_price IS NOT NULL
+""")
+
+view("cost_assumed_rate",
+     "Cost per million tokens for every Tokens/s result at assumed $5, $10 and $15 per "
+     "accelerator-hour: rate x accelerators / (tokens/s x 3600) x 1e6.",
+     {"rate_per_accelerator_hour": "Assumed USD per accelerator-hour (evidence: assumption)",
+      "cost_per_million_tokens": "rate x total_accelerators / (result x 3600) x 1e6"})(
+"""
+SELECT r.id || ':' || CAST(rate AS VARCHAR) AS id, r.id AS result_id, r.round, r.division,
+       r.organization, r.platform, r.system_name, r.model_id, r.model_family, r.scenario,
+       r.result, r.total_accelerators, r.accelerator_id, r.availability,
+       rate AS rate_per_accelerator_hour,
+       rate * r.total_accelerators / (r.result * 3600.0) * 1e6 AS cost_per_million_tokens,
+       'assumed' AS price_basis, 'derived: measured + assumption' AS basis,
+       'assumption' AS weakest_input
+FROM mlperf_result r, (VALUES (5.0), (10.0), (15.0)) AS rates(rate)
+WHERE NOT r.is_power AND r.units = 'Tokens/s' AND r.total_accelerators > 0
+""")
+
+view("derived_lineage",
+     "Every derived row with the basis it reports and the weakest evidence among its inputs; "
+     "validation checks that the two agree.")(
+"""
+SELECT 'scenario_ratio' AS relation, id, basis AS reported_basis, weakest_input FROM scenario_ratio
+UNION ALL
+SELECT 'latency_bound', id, basis, weakest_input FROM latency_bound
+UNION ALL
+SELECT 'cost_assumed_rate', id, basis, weakest_input FROM cost_assumed_rate
+UNION ALL
+SELECT 'accelerator_hour_price', price_id, basis, weakest_input FROM accelerator_hour_price
+""")
+
+
+def install(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create every derived view with its comments."""
+    for name, (sql, comment, cols) in VIEWS.items():
+        con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
+        con.execute(f"COMMENT ON VIEW {name} IS $${comment}$$")
+        for col, text in cols.items():
+            con.execute(f"COMMENT ON COLUMN {name}.{col} IS $${text}$$")

@@ -1,0 +1,91 @@
+"""The one exception tree of perfledger.
+
+    PerfledgerError                 base; ``retryable`` says whether trying again may help
+    ├── ConfigError                 a bad setting or sources file (terminal)
+    ├── SourceError                 a source could not be fetched or read
+    │   ├── FetchError              network / HTTP failure (retryable)
+    │   └── ParseError              the bytes are not what the parser expects (terminal)
+    │       └── CuratedFileError    a curated data/ file breaks its schema (terminal)
+    ├── ShrinkError                 a source returned far fewer rows than last time (terminal)
+    ├── ValidationFailed            validation found errors; nothing was published (terminal)
+    ├── SnapshotError               no snapshot / a snapshot cannot be opened (terminal)
+    ├── RefreshLocked               another refresh holds the lock (retryable)
+    └── QueryError                  a query parameter is out of range (terminal; API → 422)
+
+Each carries enough context (source, URL, row number, field) to say how to fix the problem.
+Edges translate: the CLI prints ``Type: message`` and exits 1, the API answers one JSON shape.
+"""
+
+from __future__ import annotations
+
+
+class PerfledgerError(Exception):
+    """Base of every error perfledger raises on purpose."""
+
+    retryable = False
+
+    def __init__(self, message: str, **context: object) -> None:
+        super().__init__(message)
+        self.message = message
+        self.context = {k: v for k, v in context.items() if v is not None}
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(PerfledgerError):
+    """A setting or the sources file is wrong."""
+
+
+class SourceError(PerfledgerError):
+    """A source could not be fetched or read."""
+
+    def __init__(self, message: str, *, source: str | None = None, url: str | None = None,
+                 **context: object) -> None:
+        super().__init__(message, source=source, url=url, **context)
+        self.source = source
+        self.url = url
+
+
+class FetchError(SourceError):
+    """The network or the server failed; a later try may succeed."""
+
+    retryable = True
+
+
+class ParseError(SourceError):
+    """The fetched bytes are not what the parser expects (missing column, bad row...)."""
+
+
+class CuratedFileError(ParseError):
+    """A curated file in data/ breaks its schema; names the file, entry and field."""
+
+
+class ShrinkError(PerfledgerError):
+    """A source returned far fewer rows than the last good refresh (see --accept-shrink)."""
+
+
+class ValidationFailed(PerfledgerError):
+    """Validation reported errors; the staged snapshot was not published."""
+
+    def __init__(self, message: str, failures: list[dict] | None = None) -> None:
+        super().__init__(message)
+        self.failures = failures or []
+
+
+class SnapshotError(PerfledgerError):
+    """A snapshot is missing or cannot be opened."""
+
+
+class RefreshLocked(PerfledgerError):
+    """Another refresh is running."""
+
+    retryable = True
+
+
+class QueryError(PerfledgerError):
+    """A query parameter is invalid; the message says what is accepted."""
+
+    def __init__(self, message: str, *, param: str | None = None) -> None:
+        super().__init__(message, param=param)
+        self.param = param

@@ -1,0 +1,159 @@
+"""Per-source loaders: fetch → raw store → parse → replace that source's rows in staging.
+
+Each loader receives a ``LoadContext`` (staging connection, HTTP client, settings) and fills
+its ``SourceOutcome``. A loader raises a ``PerfledgerError`` to fail its source; the refresh
+rolls back that source's changes, so its last good rows stay in the new snapshot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import duckdb
+import httpx
+
+from ingest import mlperf
+from ingest.http import Raw, RetryPolicy, redact
+from warehouse.db import fetch_dicts, insert_rows
+from warehouse.exceptions import ShrinkError
+from warehouse.schema import MlperfResult, SourceSnapshot
+from warehouse.sources import SourcesConfig
+from warehouse.store import Layout
+
+
+@dataclass
+class SourceOutcome:
+    """What happened to one source in one refresh."""
+
+    source: str
+    status: str = "pending"  # updated, unchanged, failed, skipped
+    rows: int = 0
+    bytes_fetched: int = 0
+    seconds: float = 0.0
+    message: str = ""
+    warnings: list[str] = field(default_factory=list)
+    details: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        """JSON-ready form for the run record."""
+        return {"source": self.source, "status": self.status, "rows": self.rows,
+                "bytes_fetched": self.bytes_fetched, "seconds": round(self.seconds, 3),
+                "message": self.message, "warnings": self.warnings, "details": self.details}
+
+
+@dataclass
+class LoadContext:
+    """Everything a loader needs; nothing global."""
+
+    con: duckdb.DuckDBPyConnection
+    client: httpx.Client
+    layout: Layout
+    sources: SourcesConfig
+    policy: RetryPolicy
+    outcome: SourceOutcome
+    shrink_ratio: float = 0.5
+    accept_shrink: bool = False
+    today: str = ""
+
+    def previous(self, source: str, label: str | None) -> dict | None:
+        """The latest source snapshot recorded for this source and label."""
+        rows = fetch_dicts(
+            self.con,
+            "SELECT * FROM source_snapshot WHERE source = ? AND label IS NOT DISTINCT FROM ? "
+            "ORDER BY fetched_at DESC LIMIT 1", [source, label])
+        return rows[0] if rows else None
+
+    def record(self, raw: Raw, *, kind: str, label: str | None, parser_version: str) -> str:
+        """Save the raw bytes, record the source snapshot, return its id."""
+        sha = raw.sha256
+        snapshot_id = hashlib.sha256(
+            f"{raw.source}\x1f{label}\x1f{sha}".encode()).hexdigest()[:16]
+        raw_path = self.layout.save_raw(raw.body, sha)
+        self.outcome.bytes_fetched += len(raw.body)
+        exists = self.con.execute("SELECT count(*) FROM source_snapshot WHERE id = ?",
+                                  [snapshot_id]).fetchone()[0]
+        if not exists:
+            insert_rows(self.con, SourceSnapshot, [{
+                "id": snapshot_id, "source": raw.source, "kind": kind, "label": label,
+                "url": redact(raw.url), "fetched_at": raw.fetched_at, "sha256": sha,
+                "byte_size": len(raw.body), "etag": raw.etag, "last_modified": raw.last_modified,
+                "parser_version": parser_version, "raw_path": raw_path}])
+        return snapshot_id
+
+    def check_shrink(self, what: str, old: int, new: int) -> None:
+        """Refuse a source that suddenly returns far fewer rows (unless accepted)."""
+        if old and new < old * self.shrink_ratio and not self.accept_shrink:
+            raise ShrinkError(
+                f"{what}: {new} rows where the last good refresh had {old} "
+                f"(fewer than {self.shrink_ratio:.0%}); looks like a broken source — "
+                "rerun with --accept-shrink if it is real")
+
+
+def load_mlperf(ctx: LoadContext) -> None:
+    """Each configured round: fetch the summary CSV, and replace that round's rows if it changed."""
+    cfg = ctx.sources.mlperf
+    updated = 0
+    for round_name, url in cfg.rounds.items():
+        url = ctx.sources.resolve(url)
+        prev = ctx.previous(mlperf.SOURCE, round_name)
+        started = time.perf_counter()
+        raw = mlperf.fetch(ctx.client, url, policy=ctx.policy,
+                           etag=prev and prev["etag"], last_modified=prev and prev["last_modified"])
+        detail: dict = {"url": redact(url), "fetch_seconds": round(time.perf_counter() - started, 3)}
+        ctx.outcome.details[round_name] = detail
+        if raw.not_modified or (prev and prev["sha256"] == raw.sha256):
+            detail["status"] = "unchanged (304)" if raw.not_modified else "unchanged (same sha256)"
+            continue
+        snapshot_id = ctx.record(raw, kind="mlperf_summary", label=round_name,
+                                 parser_version=mlperf.PARSER_VERSION)
+        report = mlperf.ParseReport()
+        started = time.perf_counter()
+        rows = list(mlperf.parse(raw, snapshot_id=snapshot_id, report=report))
+        detail["parse_seconds"] = round(time.perf_counter() - started, 3)
+        ctx.outcome.warnings.extend(report.warnings)
+        wrong_round = {r["round"] for r in rows} - {round_name}
+        if wrong_round:
+            ctx.outcome.warnings.append(
+                f"mlperf: {round_name} file has rows for round(s) {sorted(wrong_round)}; "
+                "kept under their published version")
+        rounds = sorted({r["round"] for r in rows} | {round_name})
+        marks = ",".join("?" * len(rounds))
+        old = ctx.con.execute(f"SELECT count(*) FROM mlperf_result WHERE round IN ({marks})",  # noqa: S608
+                              rounds).fetchone()[0]
+        ctx.check_shrink(f"mlperf {round_name}", old, len(rows))
+        ctx.con.execute(f"DELETE FROM mlperf_result WHERE round IN ({marks})", rounds)  # noqa: S608
+        insert_rows(ctx.con, MlperfResult, rows)
+        detail.update(status="updated", rows=len(rows), sha256=raw.sha256)
+        updated += len(rows)
+    ctx.outcome.rows = updated
+    ctx.outcome.status = "updated" if updated else "unchanged"
+
+
+def apply_aliases(con: duckdb.DuckDBPyConnection) -> dict:
+    """Map each result's published accelerator name to an accelerator id via the curated aliases.
+
+    Returns the mapping coverage: rows with an accelerator, rows mapped, names not mapped.
+    """
+    con.execute("""
+        UPDATE mlperf_result AS r
+        SET accelerator_id = a.accelerator_id,
+            accelerator_vendor = coalesce(a.vendor, r.accelerator_vendor),
+            accelerator_mix = a.mix
+        FROM accelerator_alias AS a
+        WHERE a.kind = 'mlperf_name' AND a.alias = r.accelerator_model_name
+    """)
+    unmapped = [r[0] for r in con.execute("""
+        SELECT DISTINCT accelerator_model_name FROM mlperf_result
+        WHERE accelerator_mix = 'single' AND accelerator_id IS NULL ORDER BY 1""").fetchall()]
+    total, mapped = con.execute("""
+        SELECT count(*) FILTER (WHERE accelerator_mix = 'single'),
+               count(*) FILTER (WHERE accelerator_mix = 'single' AND accelerator_id IS NOT NULL)
+        FROM mlperf_result""").fetchone()
+    return {"rows_with_accelerator": total, "rows_mapped": mapped, "unmapped_names": unmapped}
+
+
+Loader = Callable[[LoadContext], None]
+LOADERS: dict[str, Loader] = {"mlperf": load_mlperf}

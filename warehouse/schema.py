@@ -1,0 +1,346 @@
+"""The warehouse schema, declared once with SQLModel.
+
+Each table's DDL is compiled from these classes for DuckDB (``create_all``); the API's response
+models derive from the same base classes. Every column carries a description that becomes its
+``COMMENT ON`` text, so an analyst's ``DESCRIBE``/``duckdb_columns()`` explains it.
+Timestamps are UTC (``TIMESTAMP WITH TIME ZONE``). Keys are natural or content-derived
+(duckdb-engine cannot create autoincrement keys).
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+import duckdb
+import duckdb_engine
+from sqlalchemy import Double
+from sqlalchemy.schema import CreateTable
+from sqlmodel import Field, SQLModel
+
+
+def F(description: str, **kw):  # noqa: N802 - a short field constructor reads like a column list
+    """A column with its documentation (becomes COMMENT ON COLUMN)."""
+    return Field(description=description, **kw)
+
+
+def Num(description: str, **kw):  # noqa: N802
+    """A DOUBLE column (SQLAlchemy's Float compiles to 32-bit FLOAT in DuckDB)."""
+    return Field(description=description, sa_type=Double, **kw)
+
+
+# --------------------------------------------------------------------------- provenance
+
+class SourceSnapshotBase(SQLModel):
+    id: str = F("Content-derived id of this fetched body (source, URL, sha256).", primary_key=True)
+    source: str = F("Source name from sources.toml: mlperf, mlperf_rules, azure_prices, curated.")
+    kind: str = F("What the bytes are: mlperf_summary, rules_document, azure_page, curated_file.")
+    label: str | None = F("Round (MLPerf), page number (Azure) or file name (curated).")
+    url: str = F("Where the bytes came from (URL or file path), credentials removed.")
+    fetched_at: datetime = F("When the bytes were fetched (UTC).")
+    sha256: str = F("sha256 of the raw bytes; the raw store keeps them under this name.")
+    byte_size: int = F("Size of the raw bytes.")
+    etag: str | None = F("HTTP ETag sent with the bytes, for conditional requests.")
+    last_modified: str | None = F("HTTP Last-Modified sent with the bytes.")
+    parser_version: str = F("Version of the parser that read the bytes.")
+    raw_path: str = F("Path of the raw bytes, relative to the data directory.")
+
+
+class SourceSnapshot(SourceSnapshotBase, table=True):
+    """Every body fetched from a source: the exact bytes every fact row was parsed from."""
+
+    __tablename__ = "source_snapshot"
+
+
+class RefreshRunBase(SQLModel):
+    id: str = F("Refresh run id (UTC start time and a random suffix).", primary_key=True)
+    started_at: datetime = F("When the refresh started (UTC).")
+    finished_at: datetime | None = F("When it finished (UTC).")
+    status: str = F("published, unchanged, failed, rejected or partial.")
+    snapshot_id: str | None = F("The snapshot this run published, if any.")
+    outcome: str = F("JSON: per-source status, rows, bytes, duration, message.")
+    message: str = F("One-line summary a person can act on.")
+
+
+class RefreshRun(RefreshRunBase, table=True):
+    """Refresh history up to the run that published this snapshot."""
+
+    __tablename__ = "refresh_run"
+
+
+class ValidationResultBase(SQLModel):
+    id: str = F("Run id and expectation name.", primary_key=True)
+    run_id: str = F("Refresh run (or validate call) that produced the result.")
+    suite: str = F("Suite (table family) the expectation belongs to.")
+    expectation: str = F("Name of the rule, readable on its own.")
+    table_name: str = F("Table checked.")
+    severity: str = F("error (blocks publishing) or warning (published and reported).")
+    success: bool = F("Whether the rule held.")
+    unexpected_count: int | None = F("Rows breaking the rule.")
+    sample: str | None = F("JSON sample of offending rows (key and value).")
+
+
+class ValidationResult(ValidationResultBase, table=True):
+    """Validation outcome of the run that published this snapshot."""
+
+    __tablename__ = "validation_result"
+
+
+# --------------------------------------------------------------------------- MLPerf
+
+class MlperfResultBase(SQLModel):
+    id: str = F("Stable id: hash of the natural key.", primary_key=True)
+    round: str = F("MLPerf round, e.g. v6.1 (from the CSV's version column).")
+    organization: str = F("Submitting organization, as published.")
+    availability: str = F("available, preview or rdi (research/development/internal).")
+    division: str = F("closed or open.")
+    system_type: str | None = F("datacenter or edge (CSV SystemType).")
+    system_name: str = F("System name, as published (CSV SystemName).")
+    platform: str = F("Platform id, as published; part of the natural key.")
+    model: str = F("Benchmark model as published (CSV Model), e.g. llama3_1-8b.")
+    mlperf_model: str | None = F("MLPerf benchmark name as published (CSV MlperfModel).")
+    model_id: str = F("Normalised model id: llama3_1-8b and llama3.1-8b both become llama3.1-8b.")
+    model_family: str = F("Model id without the accuracy-target suffix (llama2-70b-99.9 -> llama2-70b); joins benchmark_rule.")
+    scenario: str = F("Normalised scenario: Offline, Server, Interactive, SingleStream, MultiStream.")
+    scenario_raw: str = F("Scenario as published (CSV Scenario), e.g. offline.")
+    result: float = Num("The published result, in `units`.")
+    units: str = F("Unit of `result`: Tokens/s, Samples/s, Queries/s, Latency (ms), ... ; Watts/millijoules on power rows.")
+    is_power: bool = F("True for power rows (Watts/millijoules), which share the performance row's key but for units.")
+    accuracy: str | None = F("Accuracy string as published.")
+    number_of_nodes: int | None = F("Nodes in the system.")
+    host_processor_model_name: str | None = F("Host CPU model.")
+    host_processors_per_node: int | None = F("Host CPUs per node.")
+    host_processor_core_count: str | None = F("Cores per host CPU, as published (free text in v6.1, e.g. '64(AMD EPYC 9534) and 192(AMD EPYC 9965)').")
+    accelerator_model_name: str | None = F("Accelerator as published, e.g. Nvidia B300-SXM-270GB.")
+    accelerator_id: str | None = F("Normalised accelerator id from data/accelerators.yaml; NULL when none or mixed.")
+    accelerator_vendor: str | None = F("Normalised accelerator vendor (NVIDIA, AMD, Intel, ...).")
+    accelerator_mix: str = F("single, mixed (several accelerator kinds) or none (N/A).")
+    accelerators_per_node: int | None = F("Accelerators per node.")
+    total_accelerators: int | None = F("Accelerators in the whole system.")
+    location: str | None = F("Path of the result in the round's results repository.")
+    framework: str | None = F("Software stack, as published.")
+    operating_system: str | None = F("Operating system, as published.")
+    notes: str | None = F("Submitter notes.")
+    compliance: str | None = F("Compliance division as published.")
+    errors: int | None = F("Error count as published.")
+    version: str = F("Round as published (CSV version).")
+    inferred: bool | None = F("CSV 'inferred' flag as published. The MLCommons exporter compares scenarios case-sensitively and marks every datacenter Interactive row inferred; do not use it to drop rows.")
+    has_power: bool | None = F("CSV has_power flag.")
+    weight_data_types: str | None = F("Weight precisions, as published (free text).")
+    design_power_watts: float | None = Num("Design power, where published.")
+    private_id: str | None = F("CSV PrivateID.")
+    extras: str | None = F("JSON object of CSV columns this parser does not know (kept, not dropped).")
+    row_number: int = F("Line number of the row in the source CSV (header = 1).")
+    evidence: str = F("Evidence label; always measured.")
+    source_snapshot_id: str = F("source_snapshot.id of the CSV the row was parsed from.")
+
+
+class MlperfResult(MlperfResultBase, table=True):
+    """MLPerf Inference results: every row and column of each round's summary CSV."""
+
+    __tablename__ = "mlperf_result"
+
+
+# --------------------------------------------------------------------------- curated
+
+class ClaimBase(SQLModel):
+    id: str = F("Stable id from the curated file.", primary_key=True)
+    vendor: str = F("Who makes the claim (or whose product it is about).")
+    product: str | None = F("Product or system the figure is about.")
+    model: str | None = F("Model the figure is about, where it applies.")
+    metric: str = F("What is measured or claimed, e.g. output_tokens_per_s_per_user.")
+    value: float = Num("The figure.")
+    unit: str = F("Unit of value.")
+    evidence: str = F("Evidence label (never measured).")
+    claimed_on: date | None = F("Date the vendor or author said it.")
+    checked_on: date = F("Date the figure was last verified at its source.")
+    source_title: str = F("Title of the source.")
+    source_url: str = F("URL of the source.")
+    quote: str | None = F("Quoted wording from the source.")
+    conditions: str | None = F("JSON object of the stated conditions (precision, batch, projected...).")
+    accelerator_id: str | None = F("Accelerator the figure concerns, if one.")
+    note: str | None = F("Reviewer's note, e.g. what the source does not say.")
+    file: str = F("Curated file the entry came from.")
+    source_snapshot_id: str = F("source_snapshot.id of that file's bytes.")
+
+
+class Claim(ClaimBase, table=True):
+    """Dated vendor claims, projections, vendor and third-party measurements, paper results."""
+
+    __tablename__ = "claim"
+
+
+class HardwareSpecBase(SQLModel):
+    id: str = F("Stable id: hardware id and metric.", primary_key=True)
+    hardware_id: str = F("Hardware (accelerator or system) id.")
+    metric: str = F("memory_bandwidth, memory_capacity, dense_flops_fp8, sram_capacity, ...")
+    value: float = Num("The figure, in SI base units (bytes, bytes/s, FLOP/s).")
+    unit: str = F("Unit of value.")
+    evidence: str = F("Evidence label (vendor_spec, or derived/assumption where stated).")
+    checked_on: date = F("Date the figure was checked at its source.")
+    source_title: str = F("Title of the source.")
+    source_url: str = F("URL of the source.")
+    quote: str | None = F("Quoted wording, where quoted.")
+    note: str | None = F("How the figure was obtained (e.g. dense = sparse / 2).")
+    file: str = F("Curated file the entry came from.")
+    source_snapshot_id: str = F("source_snapshot.id of that file's bytes.")
+
+
+class HardwareSpec(HardwareSpecBase, table=True):
+    """Hardware peak figures per accelerator or system (long format: one metric a row)."""
+
+    __tablename__ = "hardware_spec"
+
+
+class HardwareBase(SQLModel):
+    id: str = F("Hardware id.", primary_key=True)
+    name: str = F("Display name.")
+    vendor: str = F("Vendor.")
+    kind: str = F("accelerator, system (several accelerators) or rack.")
+    accelerator_id: str | None = F("Accelerator a system is built from.")
+    accelerator_count: int | None = F("Accelerators in the system.")
+    file: str = F("Curated file the entry came from.")
+    source_snapshot_id: str = F("source_snapshot.id of that file's bytes.")
+
+
+class Hardware(HardwareBase, table=True):
+    """Accelerators and systems the specs describe."""
+
+    __tablename__ = "hardware"
+
+
+class ModelShapeBase(SQLModel):
+    id: str = F("Model id.", primary_key=True)
+    name: str = F("Display name.")
+    illustrative: bool = F("True for the article's illustrative shapes (not real models).")
+    params: float | None = Num("Total parameters.")
+    active_params: float | None = Num("Parameters read per token (MoE: active experts).")
+    layers: int | None = F("Transformer layers.")
+    kv_heads: int | None = F("KV heads (grouped-query attention).")
+    head_dim: int | None = F("Head dimension.")
+    evidence: str = F("vendor_spec for real models, assumption for illustrative shapes.")
+    checked_on: date = F("Date checked at the source.")
+    source_title: str = F("Source title.")
+    source_url: str = F("Source URL.")
+    note: str | None = F("What is unknown or approximate.")
+    file: str = F("Curated file the entry came from.")
+    source_snapshot_id: str = F("source_snapshot.id of that file's bytes.")
+
+
+class ModelShape(ModelShapeBase, table=True):
+    """Model shapes for the bound calculators."""
+
+    __tablename__ = "model_shape"
+
+
+class AcceleratorAliasBase(SQLModel):
+    alias: str = F("A spelling seen in a source (MLPerf accelerator name, Azure SKU).", primary_key=True)
+    accelerator_id: str | None = F("Accelerator id; NULL for none or mixed.")
+    vendor: str | None = F("Accelerator vendor.")
+    mix: str = F("single, mixed or none.")
+    count: int | None = F("Accelerators per unit (Azure VM size); NULL for MLPerf names.")
+    kind: str = F("mlperf_name or azure_sku.")
+    file: str = F("Curated file the alias came from.")
+    source_snapshot_id: str = F("source_snapshot.id of that file's bytes.")
+
+
+class AcceleratorAlias(AcceleratorAliasBase, table=True):
+    """Spellings of accelerators in sources, mapped to one id (and a count for cloud SKUs)."""
+
+    __tablename__ = "accelerator_alias"
+
+
+class BenchmarkRuleBase(SQLModel):
+    id: str = F("Document sha256 prefix, model, category.", primary_key=True)
+    model_family: str = F("Benchmark model, e.g. llama2-70b.")
+    category: str = F("Latency category as the rules name it: Conversational/Server, Interactive.")
+    scenario: str = F("Scenario the limits apply to: Server or Interactive.")
+    ttft_ms: float = Num("p99 time-to-first-token limit in milliseconds.")
+    tpot_ms: float = Num("p99 time-per-output-token limit in milliseconds.")
+    reference_tokens: float | None = Num("Reference output tokens per sample, where the rules give it.")
+    speculative_decoding: str | None = F("Speculative decoding allowance, where the rules state one.")
+    line_number: int = F("Line of the rules document the limits were read from.")
+    quote: str = F("The rules text the limits were read from.")
+    evidence: str = F("Evidence label; always benchmark_rule.")
+    source_snapshot_id: str = F("source_snapshot.id of the rules document.")
+
+
+class BenchmarkRule(BenchmarkRuleBase, table=True):
+    """TTFT/TPOT latency limits per LLM benchmark, parsed from the MLPerf rules document."""
+
+    __tablename__ = "benchmark_rule"
+
+
+# --------------------------------------------------------------------------- prices
+
+class AzurePriceBase(SQLModel):
+    id: str = F("Version id: hash of price key, price and effective start.", primary_key=True)
+    price_key: str = F("Hash of (meterId, skuId, armRegionName, type, reservationTerm, tierMinimumUnits, currency).")
+    meter_id: str = F("Azure meterId.")
+    sku_id: str = F("Azure skuId.")
+    arm_sku_name: str = F("VM size, e.g. Standard_ND96isr_H100_v5.")
+    arm_region_name: str = F("Region, e.g. eastus2.")
+    location: str | None = F("Region display name.")
+    price_type: str = F("Consumption, Reservation or DevTestConsumption (Azure type).")
+    reservation_term: str | None = F("1 Year / 3 Years / 5 Years for reservations.")
+    tier_minimum_units: float = Num("Tier minimum units.")
+    currency: str = F("Currency code.")
+    retail_price: float = Num("Retail price as published (for reservations: the whole term).")
+    unit_price: float = Num("Unit price as published.")
+    unit_of_measure: str = F("Unit of measure, e.g. 1 Hour.")
+    hourly_price: float | None = Num("Price per hour (reservations: term price / hours in term).")
+    os: str = F("linux or windows (Windows when the product name ends in Windows).")
+    offer: str = F("on_demand, spot, low_priority, reservation or dev_test.")
+    savings_plan: str | None = F("JSON list of savings-plan rates as published.")
+    meter_name: str | None = F("Azure meterName.")
+    product_name: str | None = F("Azure productName.")
+    sku_name: str | None = F("Azure skuName.")
+    service_name: str | None = F("Azure serviceName.")
+    effective_start: datetime = F("Azure effectiveStartDate.")
+    valid_from: datetime = F("When this version was first observed at this price.")
+    valid_to: datetime | None = F("When a newer version replaced it (NULL: current).")
+    first_seen_at: datetime = F("First fetch that saw this version.")
+    last_seen_at: datetime = F("Latest fetch that saw this version.")
+    listed: bool = F("False once the item disappeared from the price list (kept, never deleted).")
+    evidence: str = F("Evidence label; always list_price.")
+    source_snapshot_id: str = F("source_snapshot.id of the page this version was first read from.")
+
+
+class AzurePrice(AzurePriceBase, table=True):
+    """Azure Retail Prices for GPU VMs, versioned: a change closes the old row and opens a new one."""
+
+    __tablename__ = "azure_price"
+
+
+TABLES: list[type[SQLModel]] = [
+    SourceSnapshot, RefreshRun, ValidationResult, MlperfResult, Claim, Hardware, HardwareSpec,
+    ModelShape, AcceleratorAlias, BenchmarkRule, AzurePrice,
+]
+
+# Tables whose rows are facts: each has `evidence` and `source_snapshot_id`.
+FACT_TABLES = ["mlperf_result", "claim", "hardware_spec", "model_shape", "benchmark_rule",
+               "azure_price"]
+
+
+def _ddl(model: type[SQLModel]) -> str:
+    return str(CreateTable(model.__table__).compile(dialect=duckdb_engine.Dialect()))
+
+
+def create_all(con: duckdb.DuckDBPyConnection) -> None:
+    """Create every missing table, with table and column comments."""
+    existing = {r[0] for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()}
+    for model in TABLES:
+        table = model.__table__
+        if table.name in existing:
+            continue
+        con.execute(_ddl(model))
+        doc = (model.__doc__ or "").strip().splitlines()[0]
+        con.execute(f"COMMENT ON TABLE {table.name} IS $${doc}$$")
+        for name, field in model.model_fields.items():
+            if field.description:
+                con.execute(f"COMMENT ON COLUMN {table.name}.{name} IS $${field.description}$$")
+
+
+def columns(model: type[SQLModel]) -> list[str]:
+    """Column names of a table, in declaration order."""
+    return list(model.model_fields)

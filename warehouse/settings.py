@@ -1,0 +1,47 @@
+"""One typed settings object, read at the edges (CLI, app factory) and passed inward."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    """perfledger settings; every field can be set as ``PERFLEDGER_<NAME>``."""
+
+    model_config = SettingsConfigDict(env_prefix="PERFLEDGER_", extra="ignore")
+
+    data_dir: Path = Field(Path("var"), description="Directory for snapshots, raw store, runs.")
+    sources: Path = Field(REPO_ROOT / "sources.toml", description="The sources TOML file.")
+    http_timeout: float = Field(30.0, gt=0, description="Seconds before an HTTP request times out.")
+    http_retries: int = Field(3, ge=0, le=10, description="Retries after a failed HTTP attempt.")
+    http_backoff: float = Field(
+        0.5, ge=0, description="First backoff in seconds; doubles on each retry."
+    )
+    http_max_wait: float = Field(
+        30.0, ge=0, description="Longest wait between retries, Retry-After included."
+    )
+    api_host: str = Field("127.0.0.1", description="Address the API listens on.")
+    api_port: int = Field(8000, ge=1, le=65535, description="Port the API listens on.")
+    api_workers: int = Field(1, ge=1, description="uvicorn worker processes.")
+    api_max_limit: int = Field(1000, ge=1, description="Largest page size a list endpoint returns.")
+    api_cache_max_age: int = Field(60, ge=0, description="Cache-Control max-age in seconds.")
+    api_cors_origins: list[str] = Field(
+        default_factory=list, description="Origins allowed by CORS; empty means CORS off."
+    )
+    snapshot_check_interval: float = Field(
+        1.0, ge=0, description="Seconds between API checks for a newly published snapshot."
+    )
+    retention_count: int = Field(10, ge=1, description="Snapshot files kept, the current included.")
+    shrink_ratio: float = Field(
+        0.5, ge=0, le=1, description="Reject a source returning fewer than this share of last rows."
+    )
+
+    @property
+    def data_path(self) -> Path:
+        """The data directory as an absolute path."""
+        return self.data_dir.resolve()

@@ -1,0 +1,200 @@
+"""The data directory: raw store, snapshot files, the CURRENT pointer, the run journal, the lock.
+
+    var/
+      raw/ab/ab12…            raw bytes, content-addressed by sha256 (never pruned)
+      snapshots/<id>.duckdb   published snapshots (immutable once published)
+      snapshots/<id>.duckdb.partial   a refresh's staging file (removed if the refresh dies)
+      CURRENT                 JSON pointer to the published snapshot; replaced atomically
+      runs/<run id>.json      one record per refresh run, published or not
+      refresh.lock            flock held by the running refresh (released by the OS on death)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from warehouse.exceptions import RefreshLocked, SnapshotError
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old or the new bytes, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+@dataclass(frozen=True)
+class SnapshotRef:
+    """The published snapshot: id, file, publish time."""
+
+    id: str
+    path: Path
+    published_at: datetime
+
+
+class Layout:
+    """Paths inside one data directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self.raw = self.root / "raw"
+        self.snapshots = self.root / "snapshots"
+        self.runs = self.root / "runs"
+        self.current = self.root / "CURRENT"
+        self.lock = self.root / "refresh.lock"
+
+    def ensure(self) -> None:
+        """Create the directories."""
+        for d in (self.raw, self.snapshots, self.runs):
+            d.mkdir(parents=True, exist_ok=True)
+
+    # ---------------------------------------------------------------- raw store
+    def raw_path(self, sha256: str) -> Path:
+        """Where the raw bytes with this sha256 live."""
+        return self.raw / sha256[:2] / sha256
+
+    def save_raw(self, body: bytes, sha256: str) -> str:
+        """Store bytes under their sha256 (once); returns the path relative to the data dir."""
+        path = self.raw_path(sha256)
+        if not path.exists():
+            atomic_write(path, body)
+        return str(path.relative_to(self.root))
+
+    # ---------------------------------------------------------------- snapshots
+    def read_current(self) -> SnapshotRef | None:
+        """The published snapshot, or None before the first publish."""
+        try:
+            data = json.loads(self.current.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as e:
+            raise SnapshotError(f"{self.current} is unreadable: {e}") from e
+        return SnapshotRef(id=data["id"], path=self.snapshots / data["file"],
+                           published_at=datetime.fromisoformat(data["published_at"]))
+
+    def staging_path(self, snapshot_id: str) -> Path:
+        """The staging file of a snapshot being built."""
+        return self.snapshots / f"{snapshot_id}.duckdb.partial"
+
+    def start_staging(self, snapshot_id: str) -> Path:
+        """A new staging file: a copy of the current snapshot, or nothing on the first run."""
+        staging = self.staging_path(snapshot_id)
+        current = self.read_current()
+        if current is not None:
+            shutil.copyfile(current.path, staging)
+        return staging
+
+    def publish(self, staging: Path, snapshot_id: str) -> SnapshotRef:
+        """Make a finished staging file the current snapshot: fsync, rename, swap the pointer."""
+        final = self.snapshots / f"{snapshot_id}.duckdb"
+        with open(staging, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(staging, final)
+        _fsync_dir(self.snapshots)
+        published_at = datetime.now(UTC)
+        pointer = {"id": snapshot_id, "file": final.name, "published_at": published_at.isoformat()}
+        atomic_write(self.current, json.dumps(pointer).encode())
+        return SnapshotRef(id=snapshot_id, path=final, published_at=published_at)
+
+    def clean_partials(self) -> list[Path]:
+        """Remove staging files and temp files left by a killed refresh (call under the lock)."""
+        removed = []
+        for p in list(self.snapshots.glob("*.partial")) + list(self.snapshots.glob("*.partial.wal")):
+            p.unlink(missing_ok=True)
+            removed.append(p)
+        for p in self.root.rglob(".*.tmp"):
+            p.unlink(missing_ok=True)
+            removed.append(p)
+        return removed
+
+    def prune(self, keep: int) -> list[Path]:
+        """Delete the oldest snapshot files beyond ``keep``; never the current one."""
+        current = self.read_current()
+        files = sorted(self.snapshots.glob("*.duckdb"))
+        victims = [p for p in files[:-keep] if current is None or p != current.path]
+        for p in victims:
+            p.unlink(missing_ok=True)
+        return victims
+
+    # ---------------------------------------------------------------- run journal
+    def write_run(self, run: dict) -> None:
+        """Record one refresh run (atomically)."""
+        atomic_write(self.runs / f"{run['id']}.json", json.dumps(run, default=str).encode())
+
+    def read_runs(self) -> list[dict]:
+        """Every recorded run, newest first."""
+        runs = []
+        for p in sorted(self.runs.glob("*.json"), reverse=True):
+            try:
+                runs.append(json.loads(p.read_text()))
+            except (OSError, ValueError):
+                continue  # a run record being replaced right now; the next read sees it
+        return runs
+
+
+class RefreshLock:
+    """An exclusive ``flock`` on ``refresh.lock``. The OS releases it when the holder dies,
+    so a lock left by a killed refresh is taken over without any stale-pid guessing."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.path = layout.lock
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock or raise ``RefreshLocked`` naming the holder's pid and start time."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 4096, 0).decode(errors="replace").strip()
+            os.close(fd)
+            try:
+                info = json.loads(holder)
+                who = f"pid {info['pid']}, started {info['started']}"
+            except (ValueError, KeyError):
+                who = "holder unknown"
+            raise RefreshLocked(f"refresh already running ({who})") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(),
+                                  "started": datetime.now(UTC).isoformat()}).encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        """Release the lock."""
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> RefreshLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

@@ -1,0 +1,62 @@
+"""Validation suites, one module per table family, as declarative rules.
+
+A rule is data (no great-expectations import here, so the API never pays for it);
+``warehouse.validation`` turns each rule into a great-expectations expectation and runs it on
+the staged snapshot. Rule names say what must hold, so a failure reads as the broken rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ERROR = "error"      # blocks publishing
+WARNING = "warning"  # published and reported
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One expectation: ``kind`` is rows (a SQL query returning offending rows), in_set,
+    not_null, between or unique; ``sql`` uses ``{batch}`` for the table under test."""
+
+    name: str
+    table: str
+    kind: str
+    severity: str = ERROR
+    column: str | None = None
+    values: tuple = ()
+    sql: str | None = None
+    columns: tuple[str, ...] = ()
+    min_value: float | None = None
+    max_value: float | None = None
+    meta: dict = field(default_factory=dict)
+
+
+def rows(name: str, table: str, sql: str, severity: str = ERROR) -> Rule:
+    """A rule that holds when ``sql`` (``SELECT … FROM {batch} WHERE <violation>``) is empty."""
+    return Rule(name=name, table=table, kind="rows", sql=sql, severity=severity)
+
+
+def in_set(name: str, table: str, column: str, values, severity: str = ERROR) -> Rule:
+    """Every value of ``column`` is in ``values``."""
+    return Rule(name=name, table=table, kind="in_set", column=column, values=tuple(values),
+                severity=severity)
+
+
+def not_null(name: str, table: str, column: str, severity: str = ERROR) -> Rule:
+    """``column`` is never NULL."""
+    return Rule(name=name, table=table, kind="not_null", column=column, severity=severity)
+
+
+def unique(name: str, table: str, columns: tuple[str, ...], severity: str = ERROR) -> Rule:
+    """The combination of ``columns`` is unique."""
+    return Rule(name=name, table=table, kind="unique", columns=columns, severity=severity)
+
+
+def all_rules() -> list[Rule]:
+    """Every rule of every suite, in suite order."""
+    from warehouse.suites import curated, derived, mlperf, prices, provenance
+
+    out: list[Rule] = []
+    for module in (provenance, mlperf, prices, curated, derived):
+        out.extend(module.rules())
+    return out

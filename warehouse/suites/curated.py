@@ -1,0 +1,27 @@
+"""Claims, specs, rules: dated, sourced over https, positive, and limits that make sense."""
+
+from __future__ import annotations
+
+from warehouse.suites import Rule, rows
+
+SUITE = "curated"
+
+
+def rules() -> list[Rule]:
+    out: list[Rule] = []
+    for table in ("claim", "hardware_spec", "model_shape"):
+        out.append(rows(f"{table}: source URL is https", table,
+                        "SELECT id, source_url FROM {batch} WHERE source_url NOT LIKE 'https://%'"))
+    out += [
+        rows("claim: claimed_on <= checked_on <= today", "claim",
+             "SELECT id, claimed_on, checked_on FROM {batch} WHERE claimed_on > checked_on "
+             "OR checked_on > current_date"),
+        rows("claim: value is positive", "claim", "SELECT id, value FROM {batch} WHERE NOT value > 0"),
+        rows("hardware_spec: value is positive", "hardware_spec",
+             "SELECT id, value FROM {batch} WHERE NOT value > 0"),
+        rows("hardware_spec: checked_on is not in the future", "hardware_spec",
+             "SELECT id, checked_on FROM {batch} WHERE checked_on > current_date"),
+        rows("benchmark_rule: TTFT limit > TPOT limit > 0", "benchmark_rule",
+             "SELECT id, ttft_ms, tpot_ms FROM {batch} WHERE NOT (ttft_ms > tpot_ms AND tpot_ms > 0)"),
+    ]
+    return out

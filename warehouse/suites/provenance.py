@@ -1,0 +1,52 @@
+"""Provenance and tagging, every fact table: a label from the vocabulary, a source snapshot
+that exists, and `measured` only from the MLPerf ingester."""
+
+from __future__ import annotations
+
+from warehouse.evidence import Evidence
+from warehouse.schema import FACT_TABLES
+from warehouse.suites import Rule, in_set, not_null, rows
+
+SUITE = "provenance"
+
+# Which labels each table may hold. Only mlperf_result holds `measured`.
+ALLOWED = {
+    "mlperf_result": {Evidence.measured},
+    "claim": {Evidence.third_party_measured, Evidence.vendor_measured, Evidence.vendor_claim,
+              Evidence.vendor_projection, Evidence.paper_reported, Evidence.vendor_spec,
+              Evidence.list_price, Evidence.assumption},
+    "hardware_spec": {Evidence.vendor_spec, Evidence.vendor_claim, Evidence.vendor_projection,
+                      Evidence.vendor_measured, Evidence.assumption},
+    "model_shape": {Evidence.vendor_spec, Evidence.assumption, Evidence.paper_reported},
+    "benchmark_rule": {Evidence.benchmark_rule},
+    "azure_price": {Evidence.list_price},
+}
+
+
+def rules() -> list[Rule]:
+    out: list[Rule] = []
+    for table in FACT_TABLES:
+        out += [
+            not_null(f"{table}: evidence is never empty", table, "evidence"),
+            in_set(f"{table}: evidence is in the vocabulary", table, "evidence",
+                   [e.value for e in Evidence]),
+            in_set(f"{table}: evidence is one this table may hold", table, "evidence",
+                   sorted(e.value for e in ALLOWED[table])),
+            not_null(f"{table}: every row has a source snapshot", table, "source_snapshot_id"),
+            rows(f"{table}: every source snapshot id exists in source_snapshot", table,
+                 "SELECT * FROM {batch} WHERE source_snapshot_id NOT IN "
+                 "(SELECT id FROM source_snapshot)"),
+        ]
+    out += [
+        rows("only sources of the MLPerf kind produce measured rows", "source_snapshot",
+             "SELECT id, source, kind FROM {batch} WHERE kind <> 'mlperf_summary' AND id IN ("
+             + " UNION ALL ".join(f"SELECT source_snapshot_id FROM {t} WHERE evidence = 'measured'"
+                                  for t in FACT_TABLES) + ")"),
+        rows("no row from a curated file is measured", "claim",
+             "SELECT id, evidence, file FROM {batch} WHERE evidence = 'measured'"),
+        rows("every mlperf_result row is measured", "mlperf_result",
+             "SELECT id, evidence FROM {batch} WHERE evidence <> 'measured'"),
+        Rule(name="every source snapshot's raw bytes exist and match their sha256",
+             table="source_snapshot", kind="raw_files"),
+    ]
+    return out
