@@ -191,8 +191,8 @@ def parse(raw: Raw, *, snapshot_id: str, report: ParseReport | None = None) -> I
         except StopIteration:
             break
         except csv.Error as e:
-            raise ParseError(f"{where}: line {reader.line_num}: {e}", source=SOURCE,
-                             line=reader.line_num) from None
+            raise ParseError(f"{where}: line {reader.line_num}: {e} (is the file truncated?)",
+                             source=SOURCE, line=reader.line_num) from None
         line = reader.line_num
         if not fields:
             continue

@@ -1,0 +1,145 @@
+"""Response formats and caching shared by every endpoint.
+
+List envelope (JSON): ``{"snapshot_id", "total", "limit", "offset", "next", "rows": [...]}``.
+``format=csv|ndjson|parquet`` (or ``Accept``) returns the rows alone in that format.
+Every response carries an ``ETag`` from the snapshot id and the query, ``Cache-Control`` and
+``Last-Modified``; ``If-None-Match`` with the same ETag gets a 304.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+from collections.abc import Iterator
+from datetime import date, datetime
+from email.utils import format_datetime
+from enum import StrEnum
+
+from fastapi import Request
+from fastapi.responses import Response, StreamingResponse
+
+from api.snapshot import Opened
+
+
+class Format(StrEnum):
+    json = "json"
+    csv = "csv"
+    ndjson = "ndjson"
+    parquet = "parquet"
+
+
+MEDIA = {Format.json: "application/json", Format.csv: "text/csv; charset=utf-8",
+         Format.ndjson: "application/x-ndjson", Format.parquet: "application/vnd.apache.parquet"}
+
+
+def pick_format(request: Request, fmt: Format | None) -> Format:
+    """``format=`` wins; otherwise the Accept header; otherwise JSON."""
+    if fmt is not None:
+        return fmt
+    accept = request.headers.get("accept", "")
+    for f in (Format.csv, Format.ndjson, Format.parquet):
+        if MEDIA[f].split(";")[0] in accept:
+            return f
+    return Format.json
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def dumps(obj: object) -> bytes:
+    """JSON bytes (dates as ISO 8601, non-finite floats as null)."""
+    return json.dumps(obj, default=_plain, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _clean(rows: list[dict]) -> list[dict]:
+    return [{k: _plain(v) for k, v in r.items()} for r in rows]
+
+
+def etag_for(request: Request, opened: Opened) -> str:
+    """A strong ETag from the snapshot id, the path, the query and the negotiated format."""
+    key = "\x1f".join([opened.id or "empty", request.url.path,
+                       "&".join(sorted(request.url.query.split("&"))),
+                       request.headers.get("accept", "")])
+    return '"' + hashlib.sha256(key.encode()).hexdigest()[:32] + '"'
+
+
+def cache_headers(request: Request, opened: Opened, max_age: int) -> dict[str, str]:
+    """ETag, Cache-Control and Last-Modified for a response from this snapshot."""
+    headers = {"ETag": etag_for(request, opened), "Cache-Control": f"public, max-age={max_age}"}
+    if opened.published_at is not None:
+        headers["Last-Modified"] = format_datetime(opened.published_at, usegmt=True)
+    if opened.id:
+        headers["X-Snapshot-Id"] = opened.id
+    return headers
+
+
+def not_modified(request: Request, headers: dict[str, str]) -> Response | None:
+    """A 304 when the client already holds this representation."""
+    inm = request.headers.get("if-none-match")
+    if inm and headers["ETag"] in [t.strip() for t in inm.split(",")]:
+        return Response(status_code=304, headers=headers)
+    return None
+
+
+def _csv_stream(rows: list[dict], columns: list[str]) -> Iterator[str]:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow(columns)
+    for i, row in enumerate(rows):
+        writer.writerow(["" if row.get(c) is None else _plain(row.get(c)) for c in columns])
+        if i % 500 == 499:
+            yield buf.getvalue()
+            buf.seek(0)
+            buf.truncate()
+    yield buf.getvalue()
+
+
+def list_response(request: Request, opened: Opened, *, total: int, rows: list[dict],
+                  columns: list[str], limit: int, offset: int, fmt: Format | None,
+                  max_age: int) -> Response:
+    """The list envelope, or the rows as CSV / NDJSON / Parquet."""
+    headers = cache_headers(request, opened, max_age)
+    cached = not_modified(request, headers)
+    if cached is not None:
+        return cached
+    f = pick_format(request, fmt)
+    if f is Format.csv:
+        headers["X-Total-Count"] = str(total)
+        return StreamingResponse(_csv_stream(rows, columns), media_type=MEDIA[f], headers=headers)
+    if f is Format.ndjson:
+        body = b"".join(dumps(r) + b"\n" for r in rows)
+        headers["X-Total-Count"] = str(total)
+        return Response(body, media_type=MEDIA[f], headers=headers)
+    if f is Format.parquet:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pylist(rows) if rows else pa.table({c: [] for c in columns})
+        out = io.BytesIO()
+        pq.write_table(table, out)
+        headers["X-Total-Count"] = str(total)
+        return Response(out.getvalue(), media_type=MEDIA[f], headers=headers)
+    nxt = None
+    if offset + limit < total:
+        nxt = str(request.url.include_query_params(offset=offset + limit, limit=limit))
+    body = {"snapshot_id": opened.id, "total": total, "limit": limit, "offset": offset,
+            "next": nxt, "rows": _clean(rows)}
+    return Response(dumps(body), media_type=MEDIA[Format.json], headers=headers)
+
+
+def item_response(request: Request, opened: Opened, payload: dict, max_age: int) -> Response:
+    """A single object: ``{"snapshot_id", ...payload}`` with the cache headers."""
+    headers = cache_headers(request, opened, max_age)
+    cached = not_modified(request, headers)
+    if cached is not None:
+        return cached
+    return Response(dumps({"snapshot_id": opened.id, **payload}),
+                    media_type=MEDIA[Format.json], headers=headers)

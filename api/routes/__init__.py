@@ -1,0 +1,1 @@
+"""Routes, one module per resource; each route parses parameters and calls warehouse.queries."""

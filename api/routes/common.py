@@ -1,0 +1,100 @@
+"""Parameters every list endpoint shares (pagination, sort, columns, format) and the one helper
+that runs a ``ListQuery`` and renders it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Query, Request
+from fastapi.responses import Response
+
+from api.responses import Format, item_response, list_response
+from api.snapshot import Opened, SnapshotReader
+from warehouse.exceptions import QueryError
+from warehouse.queries import ListQuery, run_list
+from warehouse.settings import Settings
+
+
+@dataclass
+class Page:
+    """Pagination, sorting, column selection and format of a list request."""
+
+    limit: int
+    offset: int
+    sort: list[str]
+    columns: list[str] | None
+    format: Format | None
+
+
+def page(
+    request: Request,
+    limit: Annotated[int, Query(ge=1, description="Rows per page (at most the server's "
+                                "api_max_limit, 1000 by default).")] = 100,
+    offset: Annotated[int, Query(ge=0, description="Rows to skip.")] = 0,
+    sort: Annotated[list[str] | None, Query(description="Sort keys, repeatable or "
+                    "comma-separated; '-' for descending, e.g. sort=-ratio.")] = None,
+    columns: Annotated[list[str] | None, Query(description="Columns to return, repeatable or "
+                       "comma-separated (default: all).")] = None,
+    format: Annotated[Format | None, Query(description="json (default), csv, ndjson or "
+                      "parquet; Accept: text/csv etc. works too.")] = None,
+) -> Page:
+    """Parse the shared list parameters; cap the limit with a clear message."""
+    settings: Settings = request.app.state.settings
+    if limit > settings.api_max_limit:
+        raise QueryError(f"limit must be at most {settings.api_max_limit} "
+                         f"(got {limit}); page with offset or the next link", param="limit")
+    return Page(limit=limit, offset=offset, sort=_split(sort) or [],
+                columns=_split(columns), format=format)
+
+
+PageDep = Annotated[Page, Depends(page)]
+
+
+def _split(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def listed(values: list[str] | None) -> list[str]:
+    """A repeatable filter (``model=a&model=b`` or ``model=a,b``) as a list."""
+    return _split(values) or []
+
+
+def reader(request: Request) -> SnapshotReader:
+    return request.app.state.reader
+
+
+def settings_of(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def render_list(request: Request, q: ListQuery, p: Page) -> Response:
+    """Run a list query on the current snapshot and render it in the requested format."""
+    q.limit, q.offset, q.sort, q.columns = p.limit, p.offset, p.sort, p.columns
+    opened, con = reader(request).cursor()
+    try:
+        total, rows, cols = run_list(con, q)
+    finally:
+        con.close()
+    return list_response(request, opened, total=total, rows=rows, columns=cols, limit=p.limit,
+                         offset=p.offset, fmt=p.format,
+                         max_age=settings_of(request).api_cache_max_age)
+
+
+def render_item(request: Request, opened: Opened, payload: dict) -> Response:
+    """Render one object with the cache headers."""
+    return item_response(request, opened, payload, settings_of(request).api_cache_max_age)
+
+
+def check_choice(name: str, values: list[str], allowed: dict[str, str]) -> list[str]:
+    """Normalise values against a closed set (case-insensitive); 422 naming the accepted ones."""
+    out = []
+    for v in values:
+        key = v.strip().lower()
+        if key not in allowed:
+            raise QueryError(f"{name}: {v!r} is not one of {', '.join(sorted(set(allowed.values())))}",
+                             param=name)
+        out.append(allowed[key])
+    return out

@@ -1,0 +1,90 @@
+"""MLPerf results: ``/v1/results`` and ``/v1/results/{id}``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Path, Query, Request
+from fastapi.responses import Response
+
+from api.routes.common import PageDep, check_choice, listed, reader, render_item, render_list
+from ingest.mlperf import SCENARIOS, normalise_model
+from warehouse import queries
+from warehouse.queries import ListQuery
+
+router = APIRouter(prefix="/v1", tags=["results"])
+
+AVAILABILITY = {"available": "available", "preview": "preview", "rdi": "rdi"}
+DIVISIONS = {"closed": "closed", "open": "open"}
+
+EXAMPLE = {"snapshot_id": "20261202T120000000000Z-abc123", "total": 1, "limit": 100,
+           "offset": 0, "next": None, "rows": [{
+               "id": "1f0c…", "round": "v6.1", "organization": "NVIDIA",
+               "platform": "GB200-NVL72_GB200-186GB_aarch64x72_TRT", "model_id": "deepseek-r1",
+               "scenario": "Interactive", "result": 240274.0, "units": "Tokens/s",
+               "evidence": "measured", "source_snapshot_id": "…",
+               "source_url": "https://raw.githubusercontent.com/mlcommons/…/summary.csv",
+               "source_sha256": "87980a2d…"}]}
+
+
+@router.get("/results", summary="MLPerf results, filtered and paginated",
+            responses={200: {"content": {"application/json": {"example": EXAMPLE},
+                                         "text/csv": {}}}})
+def list_results(
+    request: Request,
+    p: PageDep,
+    round: Annotated[list[str] | None, Query(description="MLPerf round, e.g. v6.1.")] = None,
+    division: Annotated[list[str] | None, Query(description="closed or open.")] = None,
+    organization: Annotated[list[str] | None, Query(description="Submitter, e.g. NVIDIA.")] = None,
+    model: Annotated[list[str] | None, Query(description="Model id (llama3_1-8b and llama3.1-8b "
+                                             "are the same), e.g. deepseek-r1.")] = None,
+    scenario: Annotated[list[str] | None, Query(description="Offline, Server, Interactive, "
+                                                "SingleStream or MultiStream (any case).")] = None,
+    accelerator: Annotated[list[str] | None, Query(description="Accelerator id (see "
+                                                   "/v1/accelerators) or the name as published.")] = None,
+    availability: Annotated[list[str] | None, Query(description="available, preview or rdi.")] = None,
+    units: Annotated[list[str] | None, Query(description="Units, e.g. Tokens/s.")] = None,
+    system: Annotated[str | None, Query(description="Substring of the system name "
+                                        "(case-insensitive).")] = None,
+    min_result: Annotated[float | None, Query(description="Smallest result.")] = None,
+    max_result: Annotated[float | None, Query(description="Largest result.")] = None,
+) -> Response:
+    """Every MLPerf result row with its evidence label (`measured`) and source."""
+    q = ListQuery(relation="mlperf_result", with_source=True)
+    q.equals = {
+        "round": listed(round),
+        "division": check_choice("division", listed(division), DIVISIONS),
+        "organization": listed(organization),
+        "model_id": [normalise_model(m) for m in listed(model)],
+        "scenario": check_choice("scenario", listed(scenario),
+                                 {**SCENARIOS, **{v.lower(): v for v in SCENARIOS.values()}}),
+        "availability": check_choice("availability", listed(availability), AVAILABILITY),
+        "units": listed(units),
+    }
+    accs = listed(accelerator)
+    if accs:
+        marks = ", ".join("?" * len(accs))
+        q.extra_where.append((f"(t.accelerator_id IN ({marks}) OR t.accelerator_model_name "
+                              f"IN ({marks}))", accs + accs))
+    if system:
+        q.contains["system_name"] = system
+    if min_result is not None or max_result is not None:
+        q.ranges["result"] = (min_result, max_result)
+    return render_list(request, q, p)
+
+
+@router.get("/results/{result_id}", summary="One MLPerf result with its full source record",
+            responses={404: {"description": "No result with that id in the current snapshot."}})
+def get_result(request: Request,
+               result_id: Annotated[str, Path(description="Result id from /v1/results.")]) -> Response:
+    """One result row, and the source snapshot (URL, fetched_at, sha256) it was parsed from."""
+    opened, con = reader(request).cursor()
+    try:
+        row = queries.get_one(con, "mlperf_result", "id", result_id)
+        source = row and queries.source_snapshot(con, row["source_snapshot_id"])
+    finally:
+        con.close()
+    if row is None:
+        raise HTTPException(404, f"no result {result_id!r} in snapshot {opened.id}")
+    return render_item(request, opened, {"row": row, "source": source,
+                                         "links": {"source": f"/v1/sources/{row['source_snapshot_id']}"}})

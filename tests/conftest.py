@@ -1,0 +1,92 @@
+"""Shared fixtures: a real local HTTP server, isolated settings, a published warehouse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from tests.helpers import SUMMARY_CSV, LocalServer, copy_data_dir, need_shared
+from warehouse.refresh import refresh
+from warehouse.settings import Settings
+
+
+@pytest.fixture(scope="session")
+def session_server():
+    s = LocalServer().start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def server(session_server):
+    """The session's real local HTTP server, emptied for this test."""
+    session_server.reset()
+    yield session_server
+    session_server.reset()
+
+
+def write_sources(path: Path, **tables: str) -> Path:
+    """A sources.toml with the given tables (TOML text per source); others disabled."""
+    text = []
+    for name in ("mlperf", "mlperf_rules", "azure_prices", "curated"):
+        body = tables.get(name)
+        text.append(f"[{name}]\n" + (body if body is not None else "enabled = false") + "\n")
+    path.write_text("\n".join(text))
+    return path
+
+
+def make_settings(tmp: Path, sources: Path, **kw) -> Settings:
+    return Settings(data_dir=tmp / "var", sources=sources, http_retries=kw.pop("http_retries", 2),
+                    http_backoff=0.01, http_max_wait=0.2, snapshot_check_interval=0, **kw)
+
+
+@pytest.fixture(scope="session")
+def mlperf_only_warehouse(tmp_path_factory) -> Path:
+    """A data directory published once from the real v6.1 CSV (read from a file path)."""
+    need_shared(SUMMARY_CSV)
+    tmp = tmp_path_factory.mktemp("mlperf_only")
+    sources = write_sources(tmp / "sources.toml",
+                            mlperf=f'rounds = {{ "v6.1" = "{SUMMARY_CSV}" }}')
+    report = refresh(make_settings(tmp, sources))
+    assert report.status == "published", report.as_dict()
+    return tmp
+
+
+@pytest.fixture
+def mlperf_copy(mlperf_only_warehouse, tmp_path) -> tuple[Path, Path]:
+    """A private copy of the published MLPerf-only warehouse: (tmp dir, sources file)."""
+    copy_data_dir(mlperf_only_warehouse / "var", tmp_path / "var")
+    return tmp_path, mlperf_only_warehouse / "sources.toml"
+
+
+@pytest.fixture
+def client_for():
+    clients = []
+
+    def make(settings: Settings) -> TestClient:
+        c = TestClient(create_app(settings))
+        clients.append(c)
+        return c
+
+    yield make
+    for c in clients:
+        c.app.state.reader.close()
+        c.close()
+
+
+@pytest.fixture(scope="session")
+def http_published(session_server, tmp_path_factory) -> tuple[Path, bytes]:
+    """A data directory published once from the real CSV served at /summary.csv."""
+    body = need_shared(SUMMARY_CSV).read_bytes()
+    session_server.reset()
+    session_server.files["/summary.csv"] = body
+    tmp = tmp_path_factory.mktemp("http_published")
+    sources = write_sources(tmp / "sources.toml",
+                            mlperf=f'rounds = {{ "v6.1" = "{session_server.url("/summary.csv")}" }}')
+    report = refresh(make_settings(tmp, sources))
+    assert report.status == "published", report.message
+    session_server.reset()
+    return tmp, body

@@ -1,0 +1,133 @@
+"""Test helpers: a real local HTTP server with scripted responses, settings for a temp dir,
+paths of the shared real data files."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import threading
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO.parent / "shared" / "data"
+SUMMARY_CSV = SHARED_DATA / "mlperf" / "inference_results_v6.1" / "summary.csv"
+RULES_ADOC = SHARED_DATA / "mlperf" / "inference_policies" / "inference_rules.adoc"
+CASES = REPO / "tests" / "cases"
+
+
+def need_shared(path: Path) -> Path:
+    """Skip (with the reason) when ../shared/data is not next to the repository."""
+    if not path.exists():
+        pytest.skip(f"real source file {path} is absent (../shared/data not laid out here)")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Reply:
+    """One scripted response. ``truncate`` sends fewer body bytes than Content-Length says."""
+
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    truncate: int | None = None
+
+
+Handler = Callable[["Request"], Reply]
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+
+
+class LocalServer:
+    """A real HTTP server on 127.0.0.1 in a thread. Each path serves either a fixed body (with
+    an ETag and conditional-GET support), a queue of scripted replies, or a handler function.
+    Every request is recorded."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.scripts: dict[str, deque[Reply]] = defaultdict(deque)
+        self.handlers: dict[str, Handler] = {}
+        self.requests: list[Request] = []
+        server = self
+
+        class _H(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                path, _, query = self.path.partition("?")
+                req = Request("GET", path, query, {k.lower(): v for k, v in self.headers.items()})
+                server.requests.append(req)
+                reply = server._reply(req)
+                body = reply.body
+                self.send_response(reply.status)
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body[: reply.truncate] if reply.truncate is not None else body)
+                if reply.truncate is not None:
+                    self.close_connection = True
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _H)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def _reply(self, req: Request) -> Reply:
+        if self.scripts.get(req.path):
+            return self.scripts[req.path].popleft()
+        if req.path in self.handlers:
+            return self.handlers[req.path](req)
+        if req.path in self.files:
+            import hashlib
+
+            body = self.files[req.path]
+            etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
+            if req.headers.get("if-none-match") == etag:
+                return Reply(304, b"", {"ETag": etag})
+            return Reply(200, body, {"ETag": etag, "Content-Type": "text/plain"})
+        return Reply(404, b"not found")
+
+    def reset(self) -> None:
+        """Forget files, scripts, handlers and recorded requests."""
+        self.files.clear()
+        self.scripts.clear()
+        self.handlers.clear()
+        self.requests.clear()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def hits(self, path: str) -> list[Request]:
+        return [r for r in self.requests if r.path == path]
+
+    def start(self) -> LocalServer:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def copy_data_dir(src: Path, dst: Path) -> Path:
+    """Copy a data directory (snapshots, raw store, runs) for a test to change freely."""
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("refresh.lock"))
+    return dst

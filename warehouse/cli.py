@@ -1,0 +1,170 @@
+"""The ``perfledger`` command. Errors become one ``Type: message`` line and exit code 1."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from warehouse.exceptions import PerfledgerError
+from warehouse.settings import Settings
+from warehouse.store import Layout
+
+app = typer.Typer(help="perfledger: a warehouse of LLM-inference evidence.",
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+
+def _settings() -> Settings:
+    return Settings()
+
+
+def _fail(e: PerfledgerError) -> None:
+    typer.echo(f"{type(e).__name__}: {e}", err=True)
+    raise typer.Exit(1)
+
+
+@app.command()
+def refresh(
+    source: Annotated[list[str] | None, typer.Option(
+        "--source", help="Refresh only this source (repeatable): curated, mlperf, "
+        "mlperf_rules, azure_prices.")] = None,
+    accept_shrink: Annotated[bool, typer.Option(
+        help="Accept a source that returns far fewer rows than last time.")] = False,
+    report: Annotated[Path | None, typer.Option(help="Write the JSON run report here.")] = None,
+    log_json: Annotated[bool, typer.Option(help="Log one JSON object per line.")] = False,
+) -> None:
+    """Pull every source, validate, publish a new snapshot (exit 0), or publish nothing and say
+    why (exit 1). Safe to run any time: locked, idempotent, kill-safe."""
+    from warehouse.refresh import refresh as run_refresh
+
+    def event(kind: str, text: str) -> None:
+        if log_json:
+            typer.echo(json.dumps({"event": kind, "message": text}), err=True)
+        elif sys.stderr.isatty():
+            typer.secho(f"· {text}", err=True, dim=True)
+
+    try:
+        result = run_refresh(_settings(), only=source or None, accept_shrink=accept_shrink,
+                             on_event=event)
+    except PerfledgerError as e:
+        _fail(e)
+        return
+    if report:
+        report.write_text(json.dumps(result.as_dict(), indent=2, default=str))
+    for line in result.summary_lines():
+        typer.echo(json.dumps({"event": "summary", "message": line}) if log_json else line)
+    raise typer.Exit(result.exit_code)
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Address (default: api_host).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default: api_port).")] = None,
+    workers: Annotated[int | None, typer.Option(help="uvicorn workers (default: api_workers).")] = None,
+) -> None:
+    """Serve the read-only API over the current snapshot."""
+    import uvicorn
+
+    s = _settings()
+    # Workers are separate processes that build their own Settings from the environment.
+    os.environ["PERFLEDGER_DATA_DIR"] = str(s.data_path)
+    os.environ["PERFLEDGER_SOURCES"] = str(s.sources.resolve())
+    uvicorn.run("api.app:create_app", factory=True, host=host or s.api_host,
+                port=port or s.api_port, workers=workers or s.api_workers, log_level="info")
+
+
+@app.command()
+def sql(
+    command: Annotated[str | None, typer.Option("-c", "--command",
+                                                help="Run this SQL and print the result.")] = None,
+) -> None:
+    """Open the current snapshot read-only: a DuckDB shell, or run one statement with -c."""
+    import duckdb
+
+    ref = Layout(_settings().data_path).read_current()
+    if ref is None:
+        _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
+        return
+    if command:
+        con = duckdb.connect(str(ref.path), read_only=True)
+        try:
+            con.sql(command).show(max_rows=10_000, max_width=10_000)
+        except duckdb.Error as e:
+            _fail(PerfledgerError(f"{e}"))
+        finally:
+            con.close()
+        return
+    shell = shutil.which("duckdb")
+    if shell and sys.stdin.isatty():
+        raise typer.Exit(subprocess.call([shell, "-readonly", str(ref.path)]))
+    typer.echo(f"current snapshot: {ref.path}\n"
+               f"open it with:  duckdb -readonly {ref.path}\n"
+               f"or in Python:  duckdb.connect('{ref.path}', read_only=True)")
+
+
+@app.command()
+def validate(
+    snapshot: Annotated[Path | None, typer.Option(help="Snapshot file (default: current).")] = None,
+) -> None:
+    """Run the validation suites and print a table; exit 1 when any error rule fails."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from warehouse import validation
+
+    s = _settings()
+    layout = Layout(s.data_path)
+    path = snapshot
+    if path is None:
+        ref = layout.read_current()
+        if ref is None:
+            _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
+            return
+        path = ref.path
+    try:
+        results = validation.run_isolated(path, layout=layout)
+    except PerfledgerError as e:
+        _fail(e)
+        return
+    table = Table("severity", "rule", "ok", "rows", title=f"validation of {path.name}")
+    for r in results:
+        table.add_row(r["severity"], r["expectation"], "yes" if r["success"] else "NO",
+                      "" if r["unexpected_count"] is None else str(r["unexpected_count"]))
+    Console(width=160).print(table)
+    errors = [r for r in results if not r["success"] and r["severity"] == "error"]
+    raise typer.Exit(1 if errors else 0)
+
+
+@app.command()
+def describe() -> None:
+    """Print the data dictionary: every table and view with its columns and comments."""
+    import duckdb
+
+    from warehouse import derived
+    from warehouse.schema import create_all
+
+    ref = Layout(_settings().data_path).read_current()
+    con = duckdb.connect(str(ref.path), read_only=True) if ref else duckdb.connect()
+    if ref is None:
+        create_all(con)
+        derived.install(con)
+    from warehouse.catalog import dictionary
+
+    typer.echo(dictionary(con))
+
+
+def main() -> None:
+    """Entry point of the ``perfledger`` script."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+"""Read queries the API (and the CLI) run against a snapshot. SQL lives here, not in routes.
+
+Identifiers (relation, columns, sort keys) are checked against the relation's real columns;
+values are always bound parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import duckdb
+
+from warehouse.db import fetch_dicts
+from warehouse.exceptions import QueryError
+
+# Relations the API may read, with how their rows link to their source snapshot.
+SOURCE_COLUMNS = ("source_name", "source_url", "source_fetched_at", "source_sha256")
+
+
+@dataclass
+class ListQuery:
+    """A filtered, sorted, paginated read of one relation."""
+
+    relation: str
+    equals: dict[str, list] = field(default_factory=dict)      # column IN (values)
+    contains: dict[str, str] = field(default_factory=dict)     # column ILIKE %value%
+    ranges: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    sort: list[str] = field(default_factory=list)              # "col" or "-col"
+    columns: list[str] | None = None
+    limit: int = 100
+    offset: int = 0
+    with_source: bool = False
+    extra_where: list[tuple[str, list]] = field(default_factory=list)  # trusted SQL + params
+
+
+def relation_columns(con: duckdb.DuckDBPyConnection, relation: str) -> list[str]:
+    """Column names of a table or view, in order."""
+    return [r[0] for r in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+        "ORDER BY ordinal_position", [relation]).fetchall()]
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery) -> tuple[int, list[dict], list[str]]:
+    """Return (total rows matching, the page of rows, the column names)."""
+    known = relation_columns(con, q.relation)
+    if not known:
+        raise QueryError(f"{q.relation} is not in this snapshot")
+    base = f"SELECT t.* FROM {_quote(q.relation)} t"
+    out_cols = list(known)
+    if q.with_source and "source_snapshot_id" in known:
+        base = (f"SELECT t.*, s.source AS source_name, s.url AS source_url, "
+                f"s.fetched_at AS source_fetched_at, s.sha256 AS source_sha256 "
+                f"FROM {_quote(q.relation)} t LEFT JOIN source_snapshot s "
+                f"ON s.id = t.source_snapshot_id")
+        out_cols += list(SOURCE_COLUMNS)
+    where: list[str] = []
+    params: list[object] = []
+    for col, values in q.equals.items():
+        if col not in known:
+            raise QueryError(f"cannot filter on {col!r}", param=col)
+        if values:
+            where.append(f"t.{_quote(col)} IN ({', '.join('?' * len(values))})")
+            params.extend(values)
+    for col, text in q.contains.items():
+        if col not in known:
+            raise QueryError(f"cannot filter on {col!r}", param=col)
+        where.append(f"t.{_quote(col)} ILIKE ?")
+        params.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                      + "%")
+        where[-1] += " ESCAPE '\\'"
+    for col, (lo, hi) in q.ranges.items():
+        if col not in known:
+            raise QueryError(f"cannot filter on {col!r}", param=col)
+        if lo is not None:
+            where.append(f"t.{_quote(col)} >= ?")
+            params.append(lo)
+        if hi is not None:
+            where.append(f"t.{_quote(col)} <= ?")
+            params.append(hi)
+    for sql, p in q.extra_where:
+        where.append(sql)
+        params.extend(p)
+    where_sql = (" WHERE " + " AND ".join(where)) if where else ""
+    order: list[str] = []
+    for key in q.sort:
+        desc = key.startswith("-")
+        col = key.lstrip("-+")
+        if col not in out_cols:
+            raise QueryError(f"cannot sort on {col!r}; sortable columns: {', '.join(out_cols)}",
+                             param="sort")
+        order.append(f"{_quote(col)} {'DESC' if desc else 'ASC'} NULLS LAST")
+    tiebreak = "id" if "id" in out_cols else out_cols[0]
+    order.append(f"{_quote(tiebreak)} ASC")
+    if q.columns:
+        bad = [c for c in q.columns if c not in out_cols]
+        if bad:
+            raise QueryError(f"unknown column(s) {', '.join(bad)}; available: "
+                             f"{', '.join(out_cols)}", param="columns")
+        select_cols = q.columns
+    else:
+        select_cols = out_cols
+    inner = f"{base}{where_sql}"
+    total = con.execute(f"SELECT count(*) FROM ({inner})", params).fetchone()[0]  # noqa: S608
+    sql = (f"SELECT {', '.join(_quote(c) for c in select_cols)} FROM ({inner}) "  # noqa: S608
+           f"ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
+    rows = fetch_dicts(con, sql, [*params, q.limit, q.offset])
+    return total, rows, select_cols
+
+
+def get_one(con: duckdb.DuckDBPyConnection, relation: str, key: str, value: str,
+            with_source: bool = True) -> dict | None:
+    """One row by key, with its source columns when the relation has a source snapshot."""
+    total, rows, _ = run_list(con, ListQuery(relation=relation, equals={key: [value]},
+                                             limit=1, with_source=with_source))
+    return rows[0] if rows else None
+
+
+def source_snapshot(con: duckdb.DuckDBPyConnection, snapshot_id: str) -> dict | None:
+    """A source snapshot row and the count of rows parsed from it, per table."""
+    rows = fetch_dicts(con, "SELECT * FROM source_snapshot WHERE id = ?", [snapshot_id])
+    if not rows:
+        return None
+    row = rows[0]
+    from warehouse.schema import FACT_TABLES
+
+    row["rows"] = {t: con.execute(f"SELECT count(*) FROM {t} WHERE source_snapshot_id = ?",  # noqa: S608
+                                  [snapshot_id]).fetchone()[0] for t in FACT_TABLES}
+    return row
+
+
+def validation_results(con: duckdb.DuckDBPyConnection, run_id: str | None = None) -> list[dict]:
+    """Validation results stored in the snapshot (of the run that published it)."""
+    sql = "SELECT * FROM validation_result"
+    params: list[object] = []
+    if run_id:
+        sql += " WHERE run_id = ?"
+        params.append(run_id)
+    return fetch_dicts(con, sql + " ORDER BY severity, expectation", params)
+
+
+def distinct_values(con: duckdb.DuckDBPyConnection, relation: str, column: str) -> list:
+    """Sorted distinct non-null values of one column (for dashboards' drop-downs)."""
+    if column not in relation_columns(con, relation):
+        raise QueryError(f"{relation} has no column {column!r}")
+    return [r[0] for r in con.execute(
+        f"SELECT DISTINCT {_quote(column)} FROM {_quote(relation)} "  # noqa: S608
+        f"WHERE {_quote(column)} IS NOT NULL ORDER BY 1").fetchall()]
