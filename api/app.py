@@ -8,13 +8,14 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from api import errors
-from api.routes import provenance, results
+from api.routes import evidence, provenance, results
 from api.snapshot import SnapshotReader
 from warehouse.settings import Settings
 from warehouse.store import Layout
 
 TAGS = [
     {"name": "results", "description": "MLPerf Inference results (evidence: measured)."},
+    {"name": "evidence", "description": "Curated claims, hardware specs, model shapes, MLPerf rules."},
     {"name": "provenance", "description": "Source snapshots, refresh history, validation, health."},
     {"name": "meta", "description": "Values for dashboard drop-downs."},
 ]
@@ -35,7 +36,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(CORSMiddleware, allow_origins=settings.api_cors_origins,
                            allow_methods=["GET", "HEAD"], allow_headers=["*"],
                            expose_headers=["ETag", "X-Total-Count", "X-Snapshot-Id"])
-    for module in (results, provenance):
+    for module in (results, evidence, provenance):
         app.include_router(module.router)
     logging.getLogger("perfledger.api").info("serving data directory %s", settings.data_path)
     return app

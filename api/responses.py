@@ -130,9 +130,9 @@ def list_response(request: Request, opened: Opened, *, total: int, rows: list[di
     nxt = None
     if offset + limit < total:
         nxt = str(request.url.include_query_params(offset=offset + limit, limit=limit))
-    body = {"snapshot_id": opened.id, "total": total, "limit": limit, "offset": offset,
+    envelope = {"snapshot_id": opened.id, "total": total, "limit": limit, "offset": offset,
             "next": nxt, "rows": _clean(rows)}
-    return Response(dumps(body), media_type=MEDIA[Format.json], headers=headers)
+    return Response(dumps(envelope), media_type=MEDIA[Format.json], headers=headers)
 
 
 def item_response(request: Request, opened: Opened, payload: dict, max_age: int) -> Response:

@@ -45,6 +45,9 @@ class RetryPolicy:
     max_wait: float = 30.0
 
 
+DEFAULT_POLICY = RetryPolicy()
+
+
 @dataclass
 class Raw:
     """Bytes fetched from a source, with the HTTP metadata that says what they are."""
@@ -132,7 +135,7 @@ def fetch_bytes(
     url: str,
     *,
     source: str,
-    policy: RetryPolicy = RetryPolicy(),
+    policy: RetryPolicy = DEFAULT_POLICY,
     etag: str | None = None,
     last_modified: str | None = None,
     params: dict[str, str] | None = None,

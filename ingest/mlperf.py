@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from ingest.http import Raw, RetryPolicy, fetch_bytes
+from ingest.http import DEFAULT_POLICY, Raw, RetryPolicy, fetch_bytes
 from warehouse.exceptions import ParseError
 
 SOURCE = "mlperf"
@@ -81,7 +81,7 @@ class ParseReport:
     warnings: list[str] = field(default_factory=list)
 
 
-def fetch(client: httpx.Client, url: str, *, policy: RetryPolicy = RetryPolicy(),
+def fetch(client: httpx.Client, url: str, *, policy: RetryPolicy = DEFAULT_POLICY,
           etag: str | None = None, last_modified: str | None = None) -> Raw:
     """Fetch one round's summary CSV (conditional when ``etag``/``last_modified`` are given)."""
     return fetch_bytes(client, url, source=SOURCE, policy=policy, etag=etag,

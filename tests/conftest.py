@@ -8,7 +8,14 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from tests.helpers import SUMMARY_CSV, LocalServer, copy_data_dir, need_shared
+from tests.helpers import (
+    REPO,
+    RULES_ADOC,
+    SUMMARY_CSV,
+    LocalServer,
+    copy_data_dir,
+    need_shared,
+)
 from warehouse.refresh import refresh
 from warehouse.settings import Settings
 
@@ -43,23 +50,40 @@ def make_settings(tmp: Path, sources: Path, **kw) -> Settings:
                     http_backoff=0.01, http_max_wait=0.2, snapshot_check_interval=0, **kw)
 
 
+def full_sources(path: Path, **over: str) -> Path:
+    """Sources for the real MLPerf CSV and rules (file paths) and the repository's curated data."""
+    tables = {"mlperf": f'rounds = {{ "v6.1" = "{SUMMARY_CSV}" }}',
+              "mlperf_rules": f'url = "{RULES_ADOC}"',
+              "curated": f'dir = "{REPO / "data"}"'}
+    tables.update(over)
+    return write_sources(path, **tables)
+
+
 @pytest.fixture(scope="session")
-def mlperf_only_warehouse(tmp_path_factory) -> Path:
-    """A data directory published once from the real v6.1 CSV (read from a file path)."""
+def full_warehouse(tmp_path_factory) -> Path:
+    """A data directory published once from the real v6.1 CSV, the real rules document and the
+    curated files (Azure prices off)."""
     need_shared(SUMMARY_CSV)
-    tmp = tmp_path_factory.mktemp("mlperf_only")
-    sources = write_sources(tmp / "sources.toml",
-                            mlperf=f'rounds = {{ "v6.1" = "{SUMMARY_CSV}" }}')
+    need_shared(RULES_ADOC)
+    tmp = tmp_path_factory.mktemp("full")
+    sources = full_sources(tmp / "sources.toml")
     report = refresh(make_settings(tmp, sources))
     assert report.status == "published", report.as_dict()
     return tmp
 
 
 @pytest.fixture
-def mlperf_copy(mlperf_only_warehouse, tmp_path) -> tuple[Path, Path]:
-    """A private copy of the published MLPerf-only warehouse: (tmp dir, sources file)."""
-    copy_data_dir(mlperf_only_warehouse / "var", tmp_path / "var")
-    return tmp_path, mlperf_only_warehouse / "sources.toml"
+def full_copy(full_warehouse, tmp_path) -> tuple[Path, Path]:
+    """A private copy of the full warehouse: (tmp dir, sources file)."""
+    copy_data_dir(full_warehouse / "var", tmp_path / "var")
+    return tmp_path, full_warehouse / "sources.toml"
+
+
+@pytest.fixture
+def full_client(full_copy, client_for):
+    """An API client over a private copy of the full warehouse."""
+    tmp, sources = full_copy
+    return client_for(make_settings(tmp, sources))
 
 
 @pytest.fixture

@@ -52,7 +52,13 @@ def fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str,
     return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
+def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] | None = None):
+    """The first column of the first row of a query (None when there is no row)."""
+    row = con.execute(sql, params or []).fetchone()
+    return row[0] if row else None
+
+
 def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     """Whether a table or view of that name exists."""
-    return con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
-                       [name]).fetchone()[0] > 0
+    return scalar(con, "SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                  [name]) > 0

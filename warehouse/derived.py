@@ -70,6 +70,25 @@ WHERE NOT is_power AND units IN ('Tokens/s', 'Samples/s', 'Queries/s', 'Tasks/s'
   AND total_accelerators > 0
 """)
 
+view("round_rule",
+     "The latency limits each MLPerf round is compared with: the rules document pinned to the "
+     "round in sources.toml, else the latest rules document fetched.")(
+"""
+WITH docs AS (
+    SELECT id, sha256, fetched_at FROM source_snapshot WHERE kind = 'rules_document'
+), latest AS (
+    SELECT id FROM docs ORDER BY fetched_at DESC LIMIT 1
+), rounds AS (
+    SELECT DISTINCT round FROM mlperf_result
+)
+SELECT r.round, b.*
+FROM rounds r
+LEFT JOIN rule_pin p ON p.round = r.round
+JOIN docs d ON (p.sha256 IS NOT NULL AND d.sha256 = p.sha256)
+            OR (p.sha256 IS NULL AND d.id = (SELECT id FROM latest))
+JOIN benchmark_rule b ON b.source_snapshot_id = d.id
+""")
+
 view("latency_bound",
      "Bounds from the MLPerf latency limits for each Server/Interactive Tokens/s result: the "
      "minimum per-user speed (1/TPOT), the most concurrent streams the throughput can be serving "
@@ -88,7 +107,8 @@ SELECT r.id, r.round, r.division, r.organization, r.platform, r.system_name, r.m
        r.id AS result_id, b.id AS rule_id,
        'derived: measured + benchmark_rule' AS basis, 'measured' AS weakest_input
 FROM mlperf_result r
-JOIN benchmark_rule b ON b.model_family = r.model_family AND b.scenario = r.scenario
+JOIN round_rule b ON b.round = r.round AND b.model_family = r.model_family
+                AND b.scenario = r.scenario
 WHERE NOT r.is_power AND r.units = 'Tokens/s'
 """)
 
@@ -122,6 +142,13 @@ SELECT r.id || ':' || CAST(rate AS VARCHAR) AS id, r.id AS result_id, r.round, r
        'assumption' AS weakest_input
 FROM mlperf_result r, (VALUES (5.0), (10.0), (15.0)) AS rates(rate)
 WHERE NOT r.is_power AND r.units = 'Tokens/s' AND r.total_accelerators > 0
+""")
+
+view("hardware_catalog",
+     "Hardware specs with the name, vendor and kind of the hardware they describe.")(
+"""
+SELECT s.*, h.name AS hardware_name, h.vendor, h.kind, h.accelerator_id, h.accelerator_count
+FROM hardware_spec s JOIN hardware h ON h.id = s.hardware_id
 """)
 
 view("derived_lineage",

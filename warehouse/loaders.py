@@ -15,11 +15,21 @@ from dataclasses import dataclass, field
 import duckdb
 import httpx
 
-from ingest import mlperf
+from ingest import curated, mlperf, mlperf_rules
 from ingest.http import Raw, RetryPolicy, redact
-from warehouse.db import fetch_dicts, insert_rows
+from warehouse.db import fetch_dicts, insert_rows, scalar
 from warehouse.exceptions import ShrinkError
-from warehouse.schema import MlperfResult, SourceSnapshot
+from warehouse.schema import (
+    AcceleratorAlias,
+    BenchmarkRule,
+    Claim,
+    Hardware,
+    HardwareSpec,
+    MlperfResult,
+    ModelShape,
+    RulePin,
+    SourceSnapshot,
+)
 from warehouse.sources import SourcesConfig
 from warehouse.store import Layout
 
@@ -58,6 +68,11 @@ class LoadContext:
     accept_shrink: bool = False
     today: str = ""
 
+    def conditional(self, prev: dict | None) -> dict[str, str | None]:
+        """ETag / Last-Modified of the previous fetch, for a conditional request."""
+        return {"etag": prev["etag"] if prev else None,
+                "last_modified": prev["last_modified"] if prev else None}
+
     def previous(self, source: str, label: str | None) -> dict | None:
         """The latest source snapshot recorded for this source and label."""
         rows = fetch_dicts(
@@ -73,8 +88,7 @@ class LoadContext:
             f"{raw.source}\x1f{label}\x1f{sha}".encode()).hexdigest()[:16]
         raw_path = self.layout.save_raw(raw.body, sha)
         self.outcome.bytes_fetched += len(raw.body)
-        exists = self.con.execute("SELECT count(*) FROM source_snapshot WHERE id = ?",
-                                  [snapshot_id]).fetchone()[0]
+        exists = scalar(self.con, "SELECT count(*) FROM source_snapshot WHERE id = ?", [snapshot_id])
         if not exists:
             insert_rows(self.con, SourceSnapshot, [{
                 "id": snapshot_id, "source": raw.source, "kind": kind, "label": label,
@@ -100,8 +114,7 @@ def load_mlperf(ctx: LoadContext) -> None:
         url = ctx.sources.resolve(url)
         prev = ctx.previous(mlperf.SOURCE, round_name)
         started = time.perf_counter()
-        raw = mlperf.fetch(ctx.client, url, policy=ctx.policy,
-                           etag=prev and prev["etag"], last_modified=prev and prev["last_modified"])
+        raw = mlperf.fetch(ctx.client, url, policy=ctx.policy, **ctx.conditional(prev))
         detail: dict = {"url": redact(url), "fetch_seconds": round(time.perf_counter() - started, 3)}
         ctx.outcome.details[round_name] = detail
         if raw.not_modified or (prev and prev["sha256"] == raw.sha256):
@@ -121,8 +134,8 @@ def load_mlperf(ctx: LoadContext) -> None:
                 "kept under their published version")
         rounds = sorted({r["round"] for r in rows} | {round_name})
         marks = ",".join("?" * len(rounds))
-        old = ctx.con.execute(f"SELECT count(*) FROM mlperf_result WHERE round IN ({marks})",  # noqa: S608
-                              rounds).fetchone()[0]
+        old = scalar(ctx.con, f"SELECT count(*) FROM mlperf_result WHERE round IN ({marks})",  # noqa: S608
+                     rounds)
         ctx.check_shrink(f"mlperf {round_name}", old, len(rows))
         ctx.con.execute(f"DELETE FROM mlperf_result WHERE round IN ({marks})", rounds)  # noqa: S608
         insert_rows(ctx.con, MlperfResult, rows)
@@ -130,6 +143,64 @@ def load_mlperf(ctx: LoadContext) -> None:
         updated += len(rows)
     ctx.outcome.rows = updated
     ctx.outcome.status = "updated" if updated else "unchanged"
+
+
+def load_curated(ctx: LoadContext) -> None:
+    """The curated files: all checked first; any bad file fails the source and loads nothing."""
+    from pathlib import Path
+
+    directory = Path(ctx.sources.resolve(ctx.sources.curated.dir))
+    raws = curated.read_files(directory)
+    unchanged = all((p := ctx.previous(curated.SOURCE, Path(r.url).name)) and p["sha256"] == r.sha256
+                    for r in raws)
+    ctx.outcome.details["files"] = {Path(r.url).name: r.sha256[:12] for r in raws}
+    if unchanged:
+        return
+    parsed = {Path(r.url).name: curated.load(r) for r in raws}
+    snapshots = {Path(r.url).name: ctx.record(r, kind="curated_file", label=Path(r.url).name,
+                                              parser_version=curated.PARSER_VERSION)
+                 for r in raws}
+    tables = curated.rows(parsed, snapshots)
+    models = {"claim": Claim, "hardware": Hardware, "hardware_spec": HardwareSpec,
+              "model_shape": ModelShape, "accelerator_alias": AcceleratorAlias}
+    for table, model in models.items():
+        old = scalar(ctx.con, f"SELECT count(*) FROM {table}")  # noqa: S608
+        ctx.check_shrink(f"curated {table}", old, len(tables[table]))
+        ctx.con.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+        insert_rows(ctx.con, model, tables[table])
+    ctx.outcome.rows = sum(len(v) for v in tables.values())
+    ctx.outcome.status = "updated"
+
+
+def load_rules(ctx: LoadContext) -> None:
+    """The MLPerf rules document: every version's limits are kept; pins choose one per round."""
+    cfg = ctx.sources.mlperf_rules
+    url = ctx.sources.resolve(cfg.url)
+    prev = ctx.previous(mlperf_rules.SOURCE, "rules")
+    raw = mlperf_rules.fetch(ctx.client, url, policy=ctx.policy, **ctx.conditional(prev))
+    ctx.outcome.details["url"] = redact(url)
+    pins = [{"round": r, "sha256": sha} for r, sha in cfg.round_pins.items()]
+    current_pins = sorted(tuple(r) for r in ctx.con.execute(
+        "SELECT round, sha256 FROM rule_pin").fetchall())
+    pins_changed = current_pins != sorted((p["round"], p["sha256"]) for p in pins)
+    if pins_changed:
+        ctx.con.execute("DELETE FROM rule_pin")
+        insert_rows(ctx.con, RulePin, pins)
+    if raw.not_modified or (prev and prev["sha256"] == raw.sha256):
+        ctx.outcome.status = "updated" if pins_changed else "unchanged"
+        return
+    snapshot_id = ctx.record(raw, kind="rules_document", label="rules",
+                             parser_version=mlperf_rules.PARSER_VERSION)
+    rows = list(mlperf_rules.parse(raw, snapshot_id=snapshot_id))
+    if prev:
+        old = scalar(ctx.con, "SELECT count(*) FROM benchmark_rule WHERE source_snapshot_id = ?",
+                     [prev["id"]])
+        ctx.check_shrink("mlperf_rules", old, len(rows))
+    ctx.con.execute("DELETE FROM benchmark_rule WHERE source_snapshot_id = ?", [snapshot_id])
+    insert_rows(ctx.con, BenchmarkRule, rows)
+    ctx.outcome.rows = len(rows)
+    ctx.outcome.details["sha256"] = raw.sha256
+    ctx.outcome.status = "updated"
 
 
 def apply_aliases(con: duckdb.DuckDBPyConnection) -> dict:
@@ -148,12 +219,13 @@ def apply_aliases(con: duckdb.DuckDBPyConnection) -> dict:
     unmapped = [r[0] for r in con.execute("""
         SELECT DISTINCT accelerator_model_name FROM mlperf_result
         WHERE accelerator_mix = 'single' AND accelerator_id IS NULL ORDER BY 1""").fetchall()]
-    total, mapped = con.execute("""
+    total, mapped = con.execute("""  # one row: an aggregate without GROUP BY
         SELECT count(*) FILTER (WHERE accelerator_mix = 'single'),
                count(*) FILTER (WHERE accelerator_mix = 'single' AND accelerator_id IS NOT NULL)
-        FROM mlperf_result""").fetchone()
+        FROM mlperf_result""").fetchone() or (0, 0)
     return {"rows_with_accelerator": total, "rows_mapped": mapped, "unmapped_names": unmapped}
 
 
 Loader = Callable[[LoadContext], None]
-LOADERS: dict[str, Loader] = {"mlperf": load_mlperf}
+LOADERS: dict[str, Loader] = {"curated": load_curated, "mlperf": load_mlperf,
+                              "mlperf_rules": load_rules}

@@ -270,6 +270,18 @@ class BenchmarkRule(BenchmarkRuleBase, table=True):
     __tablename__ = "benchmark_rule"
 
 
+class RulePinBase(SQLModel):
+    round: str = F("MLPerf round.", primary_key=True)
+    sha256: str = F("sha256 of the rules document this round's results are compared with.")
+
+
+class RulePin(RulePinBase, table=True):
+    """Rounds pinned to a rules document (sources.toml [mlperf_rules].round_pins); other rounds
+    use the latest document."""
+
+    __tablename__ = "rule_pin"
+
+
 # --------------------------------------------------------------------------- prices
 
 class AzurePriceBase(SQLModel):
@@ -313,7 +325,7 @@ class AzurePrice(AzurePriceBase, table=True):
 
 TABLES: list[type[SQLModel]] = [
     SourceSnapshot, RefreshRun, ValidationResult, MlperfResult, Claim, Hardware, HardwareSpec,
-    ModelShape, AcceleratorAlias, BenchmarkRule, AzurePrice,
+    ModelShape, AcceleratorAlias, BenchmarkRule, RulePin, AzurePrice,
 ]
 
 # Tables whose rows are facts: each has `evidence` and `source_snapshot_id`.
@@ -322,7 +334,7 @@ FACT_TABLES = ["mlperf_result", "claim", "hardware_spec", "model_shape", "benchm
 
 
 def _ddl(model: type[SQLModel]) -> str:
-    return str(CreateTable(model.__table__).compile(dialect=duckdb_engine.Dialect()))
+    return str(CreateTable(model.__table__).compile(dialect=duckdb_engine.Dialect()))  # type: ignore[attr-defined]
 
 
 def create_all(con: duckdb.DuckDBPyConnection) -> None:
@@ -330,7 +342,7 @@ def create_all(con: duckdb.DuckDBPyConnection) -> None:
     existing = {r[0] for r in con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()}
     for model in TABLES:
-        table = model.__table__
+        table = model.__table__  # type: ignore[attr-defined]
         if table.name in existing:
             continue
         con.execute(_ddl(model))

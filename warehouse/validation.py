@@ -120,10 +120,12 @@ def run(path: Path, *, layout: Layout, run_id: str = "validate",
         for rule in table_rules:
             suite.add_expectation(_expectation(gx, rule))
         outcome = batch.validate(suite, result_format={"result_format": "COMPLETE"})
-        by_rule = {r.expectation_config.meta.get("rule"): r for r in outcome.results}
+        by_rule = {(r.expectation_config.meta or {}).get("rule") if r.expectation_config else None: r
+                   for r in outcome.results}
         results += [_summarise(rule, by_rule[rule.name]) for rule in table_rules]
 
-    for rule in (r for r in rules if r.kind == "raw_files"):
+    for rule in (r for r in rules if r.kind == "raw_files" and frame is not None):
+        assert frame is not None
         pandas_source = context.data_sources.add_pandas(name="raw_files")
         batch = pandas_source.add_dataframe_asset(name="raw").add_batch_definition_whole_dataframe(
             "all").get_batch(batch_parameters={"dataframe": frame})

@@ -7,14 +7,12 @@ import io
 
 import pytest
 
-from tests.conftest import make_settings
 from tests.helpers import SUMMARY_CSV, need_shared
 
 
 @pytest.fixture
-def client(mlperf_copy, client_for):
-    tmp, sources = mlperf_copy
-    return client_for(make_settings(tmp, sources))
+def client(full_client):
+    return full_client
 
 
 def test_filters_combine(client):
@@ -138,4 +136,4 @@ def test_etag_round_trip(client):
 def test_healthz_names_snapshot_and_sources(client):
     body = client.get("/healthz").json()
     assert body["status"] == "ok" and body["snapshot_id"]
-    assert [s["source"] for s in body["sources"]] == ["mlperf"]
+    assert [s["source"] for s in body["sources"]] == ["curated", "mlperf", "mlperf_rules"]

@@ -1,0 +1,104 @@
+"""Curated evidence and rules: claims, hardware specs, model shapes, MLPerf latency rules."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Path, Query, Request
+from fastapi.responses import Response
+
+from api.routes.common import PageDep, check_choice, listed, reader, render_item, render_list
+from warehouse import queries
+from warehouse.evidence import Evidence
+from warehouse.queries import ListQuery
+
+router = APIRouter(prefix="/v1", tags=["evidence"])
+LABELS = {e.value: e.value for e in Evidence}
+
+CLAIM_EXAMPLE = {"snapshot_id": "…", "total": 1, "limit": 100, "offset": 0, "next": None,
+                 "rows": [{"id": "cerebras-llama3.1-405b-969", "vendor": "Cerebras",
+                           "model": "llama3.1-405b", "metric": "output_tokens_per_s_per_user",
+                           "value": 969.0, "unit": "tokens/s", "evidence": "vendor_claim",
+                           "claimed_on": "2024-11-18", "checked_on": "2026-10-25",
+                           "source_url": "https://www.cerebras.ai/blog/llama-405b-inference"}]}
+
+
+@router.get("/claims", summary="Dated vendor claims, projections and reported figures",
+            responses={200: {"content": {"application/json": {"example": CLAIM_EXAMPLE}}}})
+def list_claims(
+    request: Request, p: PageDep,
+    vendor: Annotated[list[str] | None, Query(description="Vendor, e.g. Cerebras.")] = None,
+    evidence: Annotated[list[str] | None, Query(description="Evidence label, e.g. vendor_claim.")] = None,
+    metric: Annotated[list[str] | None, Query(description="Metric, e.g. output_tokens_per_s_per_user.")] = None,
+    model: Annotated[list[str] | None, Query(description="Model the figure is about.")] = None,
+    product: Annotated[str | None, Query(description="Substring of the product name.")] = None,
+) -> Response:
+    """Every curated claim with its evidence label, dates, source URL and quote."""
+    q = ListQuery(relation="claim", with_source=True, equals={
+        "vendor": listed(vendor), "metric": listed(metric), "model": listed(model),
+        "evidence": check_choice("evidence", listed(evidence), LABELS)})
+    if product:
+        q.contains["product"] = product
+    return render_list(request, q, p)
+
+
+@router.get("/claims/{claim_id}", summary="One claim with its source file snapshot",
+            responses={404: {"description": "Unknown claim id."}})
+def get_claim(request: Request, claim_id: Annotated[str, Path(description="Claim id.")]) -> Response:
+    """One claim, and the curated file snapshot it was read from."""
+    opened, con = reader(request).cursor()
+    try:
+        row = queries.get_one(con, "claim", "id", claim_id)
+        source = row and queries.source_snapshot(con, row["source_snapshot_id"])
+    finally:
+        con.close()
+    if row is None:
+        raise HTTPException(404, f"no claim {claim_id!r} in snapshot {opened.id}")
+    return render_item(request, opened, {"row": row, "source": source})
+
+
+@router.get("/hardware", summary="Hardware peak figures (vendor specs), one metric per row")
+def list_hardware(
+    request: Request, p: PageDep,
+    hardware: Annotated[list[str] | None, Query(description="Hardware id, e.g. nvidia-h100-sxm.")] = None,
+    vendor: Annotated[list[str] | None, Query(description="Vendor.")] = None,
+    metric: Annotated[list[str] | None, Query(description="Metric, e.g. memory_bandwidth.")] = None,
+    kind: Annotated[list[str] | None, Query(description="accelerator, system or rack.")] = None,
+) -> Response:
+    """Specs in SI units (bytes, bytes/s, FLOP/s) with their source and check date."""
+    return render_list(request, ListQuery(relation="hardware_catalog", with_source=True, equals={
+        "hardware_id": listed(hardware), "vendor": listed(vendor), "metric": listed(metric),
+        "kind": listed(kind)}), p)
+
+
+@router.get("/models", summary="Model shapes used by the calculators")
+def list_models(
+    request: Request, p: PageDep,
+    illustrative: Annotated[bool | None, Query(description="Only the article's illustrative "
+                                               "shapes (true) or only real models (false).")] = None,
+) -> Response:
+    """Parameters, active parameters, layers, KV heads, head dim; empty where unknown."""
+    q = ListQuery(relation="model_shape", with_source=True)
+    if illustrative is not None:
+        q.equals["illustrative"] = [illustrative]
+    return render_list(request, q, p)
+
+
+@router.get("/rules", summary="MLPerf TTFT/TPOT limits per benchmark, from the rules document")
+def list_rules(
+    request: Request, p: PageDep,
+    model: Annotated[list[str] | None, Query(description="Benchmark model, e.g. llama2-70b.")] = None,
+    scenario: Annotated[list[str] | None, Query(description="Server or Interactive.")] = None,
+    current: Annotated[bool, Query(description="Only the latest rules document (false: every "
+                                   "version ever fetched).")] = True,
+) -> Response:
+    """Limits with the document line they were read from and the document's sha256."""
+    q = ListQuery(relation="benchmark_rule", with_source=True, equals={
+        "model_family": listed(model),
+        "scenario": check_choice("scenario", listed(scenario),
+                                 {"server": "Server", "interactive": "Interactive"})})
+    if current:
+        q.extra_where.append((
+            "t.source_snapshot_id = (SELECT id FROM source_snapshot WHERE kind = 'rules_document' "
+            "ORDER BY fetched_at DESC LIMIT 1)", []))
+    return render_list(request, q, p)
