@@ -219,7 +219,7 @@ def apply_aliases(con: duckdb.DuckDBPyConnection) -> dict:
     unmapped = [r[0] for r in con.execute("""
         SELECT DISTINCT accelerator_model_name FROM mlperf_result
         WHERE accelerator_mix = 'single' AND accelerator_id IS NULL ORDER BY 1""").fetchall()]
-    total, mapped = con.execute("""  # one row: an aggregate without GROUP BY
+    total, mapped = con.execute("""
         SELECT count(*) FILTER (WHERE accelerator_mix = 'single'),
                count(*) FILTER (WHERE accelerator_mix = 'single' AND accelerator_id IS NOT NULL)
         FROM mlperf_result""").fetchone() or (0, 0)
