@@ -8,7 +8,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from api import errors
-from api.routes import evidence, provenance, results
+from api.routes import evidence, prices, provenance, results
 from api.snapshot import SnapshotReader
 from warehouse.settings import Settings
 from warehouse.store import Layout
@@ -16,6 +16,7 @@ from warehouse.store import Layout
 TAGS = [
     {"name": "results", "description": "MLPerf Inference results (evidence: measured)."},
     {"name": "evidence", "description": "Curated claims, hardware specs, model shapes, MLPerf rules."},
+    {"name": "prices", "description": "Azure list prices, versioned, per accelerator-hour."},
     {"name": "provenance", "description": "Source snapshots, refresh history, validation, health."},
     {"name": "meta", "description": "Values for dashboard drop-downs."},
 ]
@@ -36,7 +37,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(CORSMiddleware, allow_origins=settings.api_cors_origins,
                            allow_methods=["GET", "HEAD"], allow_headers=["*"],
                            expose_headers=["ETag", "X-Total-Count", "X-Snapshot-Id"])
-    for module in (results, evidence, provenance):
+    for module in (results, evidence, prices, provenance):
         app.include_router(module.router)
     logging.getLogger("perfledger.api").info("serving data directory %s", settings.data_path)
     return app

@@ -8,6 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
+from tests.azure_emulator import AzureEmulator, seed_items
 from tests.helpers import (
     REPO,
     RULES_ADOC,
@@ -50,24 +51,45 @@ def make_settings(tmp: Path, sources: Path, **kw) -> Settings:
                     http_backoff=0.01, http_max_wait=0.2, snapshot_check_interval=0, **kw)
 
 
-def full_sources(path: Path, **over: str) -> Path:
-    """Sources for the real MLPerf CSV and rules (file paths) and the repository's curated data."""
+AZURE_PATH = "/api/retail/prices"
+
+
+def mount_azure(server: LocalServer, items: list[dict] | None = None, **kw) -> AzureEmulator:
+    """Serve the Azure Retail Prices emulator at AZURE_PATH on the local server."""
+    emulator = AzureEmulator(items if items is not None else seed_items(),
+                             base_url=server.url(AZURE_PATH), **kw)
+    server.handlers[AZURE_PATH] = emulator
+    return emulator
+
+
+def azure_table(server: LocalServer) -> str:
+    return f'url = "{server.url(AZURE_PATH)}"'
+
+
+def full_sources(path: Path, server: LocalServer | None = None, **over: str) -> Path:
+    """Sources for the real MLPerf CSV and rules (file paths), the repository's curated data and,
+    given a server, the Azure emulator on it."""
     tables = {"mlperf": f'rounds = {{ "v6.1" = "{SUMMARY_CSV}" }}',
               "mlperf_rules": f'url = "{RULES_ADOC}"',
               "curated": f'dir = "{REPO / "data"}"'}
+    if server is not None:
+        tables["azure_prices"] = azure_table(server)
     tables.update(over)
     return write_sources(path, **tables)
 
 
 @pytest.fixture(scope="session")
-def full_warehouse(tmp_path_factory) -> Path:
-    """A data directory published once from the real v6.1 CSV, the real rules document and the
-    curated files (Azure prices off)."""
+def full_warehouse(tmp_path_factory, session_server) -> Path:
+    """A data directory published once from the real v6.1 CSV, the real rules document, the
+    curated files and the recorded Azure price items (served by the emulator, 4 per page)."""
     need_shared(SUMMARY_CSV)
     need_shared(RULES_ADOC)
     tmp = tmp_path_factory.mktemp("full")
-    sources = full_sources(tmp / "sources.toml")
+    session_server.reset()
+    mount_azure(session_server, page_size=4)
+    sources = full_sources(tmp / "sources.toml", session_server)
     report = refresh(make_settings(tmp, sources))
+    session_server.reset()
     assert report.status == "published", report.as_dict()
     return tmp
 

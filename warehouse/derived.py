@@ -112,19 +112,28 @@ JOIN round_rule b ON b.round = r.round AND b.model_family = r.model_family
 WHERE NOT r.is_power AND r.units = 'Tokens/s'
 """)
 
+view("price_catalog",
+     "Every Azure price version with the accelerator its VM size rents (NULL when unmapped) and "
+     "the price per accelerator-hour.",
+     {"price_per_accelerator_hour": "hourly_price / accelerators per VM (NULL when unmapped)"})(
+"""
+SELECT p.*, a.accelerator_id, a.count AS accelerators,
+       p.hourly_price / a.count AS price_per_accelerator_hour
+FROM azure_price p
+LEFT JOIN accelerator_alias a ON a.kind = 'azure_sku' AND a.alias = p.arm_sku_name
+""")
+
 view("accelerator_hour_price",
      "Azure VM prices per accelerator-hour: hourly VM price / accelerators per VM, per SKU, "
-     "region, offer and OS, each version with its validity window.",
+     "region, offer and OS, each version with its validity window (mapped SKUs only).",
      {"price_per_accelerator_hour": "hourly_price / accelerators per VM"})(
 """
-SELECT p.id AS price_id, p.arm_sku_name, p.arm_region_name, p.price_type, p.offer, p.os,
-       p.reservation_term, p.currency, p.hourly_price, a.accelerator_id, a.count AS accelerators,
-       p.hourly_price / a.count AS price_per_accelerator_hour,
-       p.valid_from, p.valid_to, p.listed, p.effective_start,
-       'derived: list_price' AS basis, 'list_price' AS weakest_input
-FROM azure_price p
-JOIN accelerator_alias a ON a.kind = 'azure_sku' AND a.alias = p.arm_sku_name
-WHERE a.count > 0 AND p.hourly_price IS NOT NULL
+SELECT id AS price_id, arm_sku_name, arm_region_name, price_type, offer, os,
+       reservation_term, currency, hourly_price, accelerator_id, accelerators,
+       price_per_accelerator_hour, valid_from, valid_to, listed, effective_start,
+       source_snapshot_id, 'derived: list_price' AS basis, 'list_price' AS weakest_input
+FROM price_catalog
+WHERE accelerators > 0 AND hourly_price IS NOT NULL
 """)
 
 view("cost_assumed_rate",

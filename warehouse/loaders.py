@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 import duckdb
 import httpx
 
-from ingest import curated, mlperf, mlperf_rules
+from ingest import azure_prices, curated, mlperf, mlperf_rules
 from ingest.http import Raw, RetryPolicy, redact
 from warehouse.db import fetch_dicts, insert_rows, scalar
-from warehouse.exceptions import ShrinkError
+from warehouse.exceptions import ParseError, ShrinkError
 from warehouse.schema import (
     AcceleratorAlias,
+    AzurePrice,
     BenchmarkRule,
     Claim,
     Hardware,
@@ -203,6 +204,90 @@ def load_rules(ctx: LoadContext) -> None:
     ctx.outcome.status = "updated"
 
 
+def load_azure(ctx: LoadContext) -> None:
+    """Every GPU VM price page; prices versioned (a change closes the old version and opens a
+    new one, an item that disappears is marked unlisted). All pages or nothing."""
+    from datetime import UTC, datetime
+
+    import pyarrow as pa
+
+    cfg = ctx.sources.azure_prices
+    url = ctx.sources.resolve(cfg.url)
+    observed = datetime.now(UTC)
+    notes: list[str] = []
+    new: dict[str, dict] = {}
+    duplicates = 0
+    pages = 0
+    for raw in azure_prices.fetch_pages(
+            ctx.client, url, api_version=cfg.api_version, currency=cfg.currency,
+            odata_filter=azure_prices.build_filter(cfg.filter, cfg.regions), policy=ctx.policy,
+            max_pages=cfg.max_pages, notes=notes):
+        pages += 1
+        sid = ctx.record(raw, kind="azure_page", label=f"page {pages}",
+                         parser_version=azure_prices.PARSER_VERSION)
+        for row in azure_prices.parse(raw, page=pages, snapshot_id=sid, observed_at=observed):
+            if row["currency"] != cfg.currency:
+                raise ParseError(f"azure_prices: page {pages}: {row['arm_sku_name']} is priced in "
+                                 f"{row['currency']}, not the configured {cfg.currency}",
+                                 source="azure_prices")
+            if row["price_key"] in new:
+                duplicates += 1
+                continue
+            new[row["price_key"]] = row
+    ctx.outcome.warnings.extend(notes)
+    ctx.outcome.details.update(pages=pages, items=len(new), duplicates_skipped=duplicates,
+                               notes=notes)
+
+    open_rows = {r["price_key"]: r for r in fetch_dicts(
+        ctx.con, "SELECT id, price_key, retail_price, unit_price, effective_start, valid_from "
+                 "FROM azure_price WHERE valid_to IS NULL")}
+    ctx.check_shrink("azure_prices", len(open_rows), len(new))
+    inserts: list[dict] = []
+    closes: list[dict] = []
+    touched: list[str] = []
+    for key, row in new.items():
+        cur = open_rows.get(key)
+        if cur is not None and (cur["retail_price"], cur["unit_price"], cur["effective_start"]) \
+                == (row["retail_price"], row["unit_price"], row["effective_start"]):
+            touched.append(cur["id"])
+            continue
+        if cur is not None:
+            start = row["effective_start"]
+            row["valid_from"] = start if start > cur["valid_from"] else observed
+            closes.append({"id": cur["id"], "valid_to": row["valid_from"], "listed": True})
+        row["id"] = hashlib.sha256(f"{row['id']}\x1f{row['valid_from'].isoformat()}".encode()
+                                   ).hexdigest()[:16]
+        inserts.append(row)
+    gone = [r for k, r in open_rows.items() if k not in new]
+    closes += [{"id": r["id"], "valid_to": observed, "listed": False} for r in gone]
+
+    if closes:
+        ctx.con.register("_closes", pa.Table.from_pylist(closes))
+        ctx.con.execute("UPDATE azure_price SET valid_to = c.valid_to, listed = c.listed "
+                        "FROM _closes c WHERE azure_price.id = c.id")
+        ctx.con.unregister("_closes")
+    if touched:
+        ctx.con.register("_touched", pa.table({"id": touched}))
+        ctx.con.execute("UPDATE azure_price SET last_seen_at = ? WHERE id IN "
+                        "(SELECT id FROM _touched)", [observed])
+        ctx.con.unregister("_touched")
+    insert_rows(ctx.con, AzurePrice, inserts)
+
+    unmapped = [r[0] for r in ctx.con.execute(
+        "SELECT DISTINCT arm_sku_name FROM azure_price WHERE valid_to IS NULL AND arm_sku_name NOT IN "
+        "(SELECT alias FROM accelerator_alias WHERE kind = 'azure_sku') ORDER BY 1").fetchall()]
+    ctx.outcome.details["unmapped_skus"] = {"count": len(unmapped), "names": unmapped}
+    if unmapped:
+        ctx.outcome.warnings.append(f"azure_prices: {len(unmapped)} GPU VM size(s) not mapped to "
+                                    f"an accelerator: {', '.join(unmapped[:20])}"
+                                    + (" …" if len(unmapped) > 20 else ""))
+    changed = len(inserts) + len(closes)
+    ctx.outcome.details.update(new_versions=len(inserts), closed_versions=len(closes) - len(gone),
+                               delisted=len(gone), unchanged=len(touched))
+    ctx.outcome.rows = changed
+    ctx.outcome.status = "updated" if changed else "unchanged"
+
+
 def apply_aliases(con: duckdb.DuckDBPyConnection) -> dict:
     """Map each result's published accelerator name to an accelerator id via the curated aliases.
 
@@ -228,4 +313,4 @@ def apply_aliases(con: duckdb.DuckDBPyConnection) -> dict:
 
 Loader = Callable[[LoadContext], None]
 LOADERS: dict[str, Loader] = {"curated": load_curated, "mlperf": load_mlperf,
-                              "mlperf_rules": load_rules}
+                              "mlperf_rules": load_rules, "azure_prices": load_azure}

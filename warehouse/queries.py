@@ -150,3 +150,16 @@ def distinct_values(con: duckdb.DuckDBPyConnection, relation: str, column: str) 
     return [r[0] for r in con.execute(
         f"SELECT DISTINCT {_quote(column)} FROM {_quote(relation)} "  # noqa: S608
         f"WHERE {_quote(column)} IS NOT NULL ORDER BY 1").fetchall()]
+
+
+def accelerators(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    """Accelerator ids with their MLPerf spellings and the Azure VM sizes that rent them."""
+    return fetch_dicts(con, """
+        SELECT accelerator_id AS id, any_value(vendor) AS vendor,
+               list(alias ORDER BY alias) FILTER (WHERE kind = 'mlperf_name') AS mlperf_names,
+               list({'sku': alias, 'accelerators': count} ORDER BY alias)
+                   FILTER (WHERE kind = 'azure_sku') AS azure_skus,
+               (SELECT count(*) FROM mlperf_result r WHERE r.accelerator_id = a.accelerator_id)
+                   AS mlperf_results
+        FROM accelerator_alias a WHERE accelerator_id IS NOT NULL
+        GROUP BY accelerator_id ORDER BY accelerator_id""")

@@ -136,4 +136,6 @@ def test_etag_round_trip(client):
 def test_healthz_names_snapshot_and_sources(client):
     body = client.get("/healthz").json()
     assert body["status"] == "ok" and body["snapshot_id"]
-    assert [s["source"] for s in body["sources"]] == ["curated", "mlperf", "mlperf_rules"]
+    assert sorted(s["source"] for s in body["sources"]) == ["azure_prices", "curated", "mlperf",
+                                                            "mlperf_rules"]
+    assert not any(s["stale"] for s in body["sources"])

@@ -1,0 +1,169 @@
+"""Azure Retail Prices API (GPU virtual machines) → versioned ``azure_price`` rows.
+
+``fetch_pages`` follows ``NextPageLink`` page by page (each page's bytes are a ``Raw`` of their
+own, stored in the raw store); a full page that comes back with no next link is continued with
+``$skip`` and said in the notes (a known failure of the API). ``parse`` turns one page into
+typed rows, failing with the page and item index on an item it cannot read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import httpx
+
+from ingest.http import DEFAULT_POLICY, Raw, RetryPolicy, fetch_bytes, redact
+from warehouse.exceptions import FetchError, ParseError
+
+SOURCE = "azure_prices"
+PARSER_VERSION = "azure-retail-prices/1"
+PAGE_SIZE = 100  # the API's page size; a page this full with no next link is suspicious
+HOURS_IN_TERM = {"1 Year": 8760.0, "3 Years": 26280.0, "5 Years": 43800.0}
+REQUIRED = ("currencyCode", "retailPrice", "unitPrice", "armRegionName", "effectiveStartDate",
+            "meterId", "skuId", "productName", "skuName", "unitOfMeasure", "type", "armSkuName")
+
+
+def build_filter(base: str, regions: list[str]) -> str:
+    """The OData filter: the configured scope, narrowed to regions when any are set."""
+    if not regions:
+        return base
+    either = " or ".join(f"armRegionName eq '{r}'" for r in regions)
+    return f"{base} and ({either})"
+
+
+def _with_params(url: str, params: dict[str, str]) -> str:
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    query.update(params)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), parts.fragment))
+
+
+def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filter: str,
+                currency: str, policy: RetryPolicy = DEFAULT_POLICY, max_pages: int = 5000,
+                notes: list[str] | None = None) -> Iterator[Raw]:
+    """Yield every page of the price list, in order. Raises ``FetchError`` naming the page."""
+    notes = notes if notes is not None else []
+    first = _with_params(url, {"api-version": api_version, "$filter": odata_filter,
+                               "currencyCode": currency})
+    next_url: str | None = first
+    seen_items = 0
+    page = 0
+    while next_url:
+        page += 1
+        if page > max_pages:
+            raise FetchError(f"{SOURCE}: more than {max_pages} pages; raise max_pages in "
+                             "sources.toml if the price list really is that long",
+                             source=SOURCE, url=redact(url))
+        try:
+            raw = fetch_bytes(client, next_url, source=SOURCE, policy=policy)
+        except FetchError as e:
+            raise FetchError(f"{SOURCE}: page {page}: {e}", source=SOURCE, url=e.url,
+                             page=page) from None
+        raw.notes.append(f"page {page}")
+        yield raw
+        try:
+            body = json.loads(raw.body)
+            items = body.get("Items") or []
+            link = body.get("NextPageLink")
+        except (ValueError, AttributeError):
+            return  # parse() reports the bad page with its number
+        seen_items += len(items)
+        if link:
+            next_url = link
+        elif len(items) >= PAGE_SIZE:
+            notes.append(f"page {page} was full ({len(items)} items) but NextPageLink was empty; "
+                         f"continued with $skip={seen_items}")
+            next_url = _with_params(first, {"$skip": str(seen_items)})
+        else:
+            next_url = None
+
+
+def price_key(item: dict) -> str:
+    """The identity of a price across refreshes."""
+    parts = [item.get("meterId"), item.get("skuId"), item.get("armRegionName"), item.get("type"),
+             item.get("reservationTerm"), item.get("tierMinimumUnits"), item.get("currencyCode")]
+    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:16]
+
+
+def classify(item: dict) -> tuple[str, str]:
+    """(os, offer) of an item: Windows when the product name ends in Windows; spot and low
+    priority from the SKU/meter name; reservation and dev/test from the type."""
+    os_name = "windows" if str(item.get("productName", "")).strip().endswith("Windows") else "linux"
+    names = f"{item.get('skuName', '')} {item.get('meterName', '')}"
+    kind = item.get("type")
+    if kind == "Reservation":
+        offer = "reservation"
+    elif kind == "DevTestConsumption":
+        offer = "dev_test"
+    elif "Spot" in names:
+        offer = "spot"
+    elif "Low Priority" in names:
+        offer = "low_priority"
+    else:
+        offer = "on_demand"
+    return os_name, offer
+
+
+def _hourly(item: dict, price: float) -> float | None:
+    unit = item.get("unitOfMeasure")
+    if item.get("type") == "Reservation":
+        hours = HOURS_IN_TERM.get(item.get("reservationTerm") or "")
+        return price / hours if hours else None
+    if unit in ("1 Hour", "1/Hour"):
+        return price
+    return None
+
+
+def parse(raw: Raw, *, page: int, snapshot_id: str, observed_at: datetime) -> Iterator[dict]:
+    """Typed rows from one page; ``ParseError`` names the page and the item that is wrong."""
+    try:
+        body = json.loads(raw.body)
+    except ValueError as e:
+        raise ParseError(f"{SOURCE}: page {page} is not JSON: {e}", source=SOURCE,
+                         page=page) from None
+    if not isinstance(body, dict) or not isinstance(body.get("Items"), list):
+        raise ParseError(f"{SOURCE}: page {page} has no Items list", source=SOURCE, page=page)
+    for index, item in enumerate(body["Items"]):
+        where = f"{SOURCE}: page {page}, item {index}"
+        if not isinstance(item, dict):
+            raise ParseError(f"{where}: not an object", source=SOURCE, page=page, item=index)
+        missing = [f for f in REQUIRED if item.get(f) in (None, "")]
+        if missing:
+            raise ParseError(f"{where} ({item.get('armSkuName') or item.get('skuName')}): "
+                             f"missing {', '.join(missing)}", source=SOURCE, page=page, item=index)
+        try:
+            retail = float(item["retailPrice"])
+            unit_price = float(item["unitPrice"])
+            tier = float(item.get("tierMinimumUnits") or 0)
+            effective = datetime.fromisoformat(str(item["effectiveStartDate"]).replace("Z", "+00:00"))
+        except (TypeError, ValueError) as e:
+            raise ParseError(f"{where} ({item.get('armSkuName')}): {e}", source=SOURCE,
+                             page=page, item=index) from None
+        if effective.tzinfo is None:
+            from datetime import UTC
+
+            effective = effective.replace(tzinfo=UTC)
+        os_name, offer = classify(item)
+        key = price_key(item)
+        yield {
+            "id": hashlib.sha256(f"{key}\x1f{retail}\x1f{unit_price}\x1f{effective.isoformat()}"
+                                 .encode()).hexdigest()[:16],
+            "price_key": key,
+            "meter_id": item["meterId"], "sku_id": item["skuId"],
+            "arm_sku_name": item["armSkuName"], "arm_region_name": item["armRegionName"],
+            "location": item.get("location"), "price_type": item["type"],
+            "reservation_term": item.get("reservationTerm"), "tier_minimum_units": tier,
+            "currency": item["currencyCode"], "retail_price": retail, "unit_price": unit_price,
+            "unit_of_measure": item["unitOfMeasure"], "hourly_price": _hourly(item, retail),
+            "os": os_name, "offer": offer,
+            "savings_plan": json.dumps(item["savingsPlan"]) if item.get("savingsPlan") else None,
+            "meter_name": item.get("meterName"), "product_name": item.get("productName"),
+            "sku_name": item.get("skuName"), "service_name": item.get("serviceName"),
+            "effective_start": effective, "valid_from": effective, "valid_to": None,
+            "first_seen_at": observed_at, "last_seen_at": observed_at, "listed": True,
+            "evidence": "list_price", "source_snapshot_id": snapshot_id,
+        }

@@ -1,0 +1,120 @@
+"""A local emulator of the Azure Retail Prices API for tests and `make bench`.
+
+Serves items in the documented response format: ``{"BillingCurrency", "CustomerEntityId",
+"CustomerEntityType", "Items", "NextPageLink", "Count"}``, honouring ``$filter`` (``eq``,
+``and``, ``or`` in parentheses, ``startswith``), ``$skip`` and ``currencyCode``; pages of
+``page_size`` items with ``NextPageLink`` pointing back at itself. Faults are scripted per page.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode
+
+from tests.helpers import CASES, Reply, Request
+
+_EQ = re.compile(r"^(\w+) eq '([^']*)'$")
+_STARTS = re.compile(r"^startswith\((\w+), *'([^']*)'\)$")
+
+
+def _split_top(expr: str, word: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    i = 0
+    token = f" {word} "
+    while i < len(expr):
+        c = expr[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif depth == 0 and expr.startswith(token, i):
+            parts.append(expr[start:i])
+            i += len(token)
+            start = i
+            continue
+        i += 1
+    parts.append(expr[start:])
+    return [p.strip() for p in parts]
+
+
+def matches(item: dict, expr: str) -> bool:
+    """Evaluate the OData subset the ingester sends."""
+    expr = expr.strip()
+    ands = _split_top(expr, "and")
+    if len(ands) > 1:
+        return all(matches(item, a) for a in ands)
+    ors = _split_top(expr, "or")
+    if len(ors) > 1:
+        return any(matches(item, o) for o in ors)
+    if expr.startswith("(") and expr.endswith(")") and not _STARTS.match(expr):
+        return matches(item, expr[1:-1])
+    if m := _EQ.match(expr):
+        return str(item.get(m.group(1))) == m.group(2)
+    if m := _STARTS.match(expr):
+        return str(item.get(m.group(1), "")).startswith(m.group(2))
+    raise ValueError(f"emulator cannot read filter clause {expr!r}")
+
+
+def seed_items() -> list[dict]:
+    """The recorded fixture items (tests/cases/azure_prices/items.json)."""
+    return json.loads((CASES / "azure_prices" / "items.json").read_text())["Items"]
+
+
+def generate_items(n: int, start: int = 0) -> list[dict]:
+    """``n`` synthetic GPU VM price items in the API's format (for scale tests and bench)."""
+    skus = ["Standard_ND96isr_H100_v5", "Standard_ND96isr_H200_v5", "Standard_NC40ads_H100_v5",
+            "Standard_NC24ads_A100_v4", "Standard_ND96isr_MI300X_v5"]
+    out = []
+    for i in range(start, start + n):
+        sku = skus[i % len(skus)]
+        out.append({
+            "currencyCode": "USD", "tierMinimumUnits": 0.0, "retailPrice": 1.0 + (i % 997) / 10,
+            "unitPrice": 1.0 + (i % 997) / 10, "armRegionName": f"region{i // len(skus) % 400}",
+            "location": "Somewhere", "effectiveStartDate": "2026-01-01T00:00:00Z",
+            "meterId": f"meter-{i}", "meterName": sku[9:], "productId": "p", "skuId": f"sku-{i}",
+            "productName": "Virtual Machines ND Series", "skuName": sku[9:],
+            "serviceName": "Virtual Machines", "serviceId": "x", "serviceFamily": "Compute",
+            "unitOfMeasure": "1 Hour", "type": "Consumption", "isPrimaryMeterRegion": True,
+            "armSkuName": sku})
+    return out
+
+
+@dataclass
+class AzureEmulator:
+    """State of the emulated API; mount with ``server.handlers[path] = emulator``."""
+
+    items: list[dict]
+    base_url: str
+    page_size: int = 100
+    drop_next_link_on: set[int] = field(default_factory=set)   # page numbers (1-based)
+    faults: dict[int, list[Reply]] = field(default_factory=dict)  # page → replies to use first
+    malformed: dict[int, dict] = field(default_factory=dict)   # page → item replacing the first
+    requests: list[dict] = field(default_factory=list)
+
+    def __call__(self, req: Request) -> Reply:
+        params = dict(parse_qsl(req.query, keep_blank_values=True))
+        self.requests.append(params)
+        skip = int(params.get("$skip", "0"))
+        page = skip // self.page_size + 1
+        if self.faults.get(page):
+            return self.faults[page].pop(0)
+        selected = [i for i in self.items
+                    if matches(i, params.get("$filter", "serviceName eq 'Virtual Machines'"))
+                    and i["currencyCode"] == params.get("currencyCode", "USD")]
+        chunk = [dict(i) for i in selected[skip: skip + self.page_size]]
+        if page in self.malformed and chunk:
+            chunk[0] = self.malformed[page]
+        nxt = None
+        if skip + self.page_size < len(selected) and page not in self.drop_next_link_on:
+            nxt = self.base_url + "?" + urlencode({**params, "$skip": skip + self.page_size})
+        body = {"BillingCurrency": "USD", "CustomerEntityId": "Default",
+                "CustomerEntityType": "Retail", "Items": chunk, "NextPageLink": nxt,
+                "Count": len(chunk)}
+        return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
+
+
+def write_items(path: Path, items: list[dict]) -> None:
+    path.write_text(json.dumps({"Items": items}))

@@ -1,0 +1,102 @@
+"""Azure price items: classification, hourly normalisation, bad items."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ingest import azure_prices
+from ingest.http import Raw
+from tests.azure_emulator import matches, seed_items
+from warehouse.exceptions import ParseError
+
+NOW = datetime(2026, 10, 25, tzinfo=UTC)
+
+
+def page(items: list) -> Raw:
+    return Raw(source="azure_prices", url="x", body=json.dumps({"Items": items}).encode(),
+               fetched_at=NOW)
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return list(azure_prices.parse(page(seed_items()), page=1, snapshot_id="s", observed_at=NOW))
+
+
+def _one(rows, **kw):
+    found = [r for r in rows if all(r[k] == v for k, v in kw.items())]
+    assert len(found) == 1, (kw, len(found))
+    return found[0]
+
+
+def test_classification(rows):
+    sku = "Standard_ND96isr_H100_v5"
+    assert _one(rows, arm_sku_name=sku, arm_region_name="eastus2", os="linux",
+                offer="on_demand")["retail_price"] == 98.32
+    assert _one(rows, arm_sku_name=sku, os="windows")["retail_price"] == 102.0
+    assert _one(rows, arm_sku_name=sku, offer="spot")["retail_price"] == 39.33
+    assert _one(rows, arm_sku_name=sku, offer="low_priority")["retail_price"] == 19.66
+    assert _one(rows, arm_sku_name=sku, offer="dev_test")["price_type"] == "DevTestConsumption"
+
+
+def test_reservations_are_normalised_to_hours_and_keep_the_term_price(rows):
+    one = _one(rows, offer="reservation", reservation_term="1 Year")
+    assert one["retail_price"] == 602853.0
+    assert one["hourly_price"] == pytest.approx(602853.0 / 8760)
+    three = _one(rows, offer="reservation", reservation_term="3 Years")
+    assert three["hourly_price"] == pytest.approx(1291968.0 / 26280)
+
+
+def test_savings_plan_kept_as_published(rows):
+    r = _one(rows, arm_sku_name="Standard_ND96isr_H100_v5", arm_region_name="eastus2",
+             offer="on_demand", os="linux")
+    assert json.loads(r["savings_plan"])[0]["term"] == "1 Year"
+    assert r["evidence"] == "list_price" and r["first_seen_at"] == NOW
+
+
+def test_price_key_ignores_price_but_not_identity(rows):
+    keys = [r["price_key"] for r in rows]
+    assert len(set(keys)) == len(keys)
+    item = dict(seed_items()[0])
+    changed = dict(item, retailPrice=1.0)
+    assert azure_prices.price_key(item) == azure_prices.price_key(changed)
+    assert azure_prices.price_key(item) != azure_prices.price_key(dict(item, armRegionName="x"))
+
+
+@pytest.mark.parametrize("bad, reason", [
+    ({"retailPrice": "cheap"}, "could not convert"),
+    ({"meterId": None}, "missing meterId"),
+    ({"effectiveStartDate": "yesterday"}, "Invalid isoformat"),
+])
+def test_malformed_item_names_page_and_item(bad, reason):
+    items = seed_items()[:3]
+    items[2] = {**items[2], **bad}
+    with pytest.raises(ParseError) as e:
+        list(azure_prices.parse(page(items), page=7, snapshot_id="s", observed_at=NOW))
+    assert "page 7, item 2" in str(e.value) and reason in str(e.value)
+
+
+def test_page_that_is_not_json():
+    raw = Raw(source="azure_prices", url="x", body=b"<html>", fetched_at=NOW)
+    with pytest.raises(ParseError, match="page 3 is not JSON"):
+        list(azure_prices.parse(raw, page=3, snapshot_id="s", observed_at=NOW))
+
+
+def test_default_filter_selects_gpu_vms_only():
+    f = azure_prices.build_filter(
+        "serviceName eq 'Virtual Machines' and startswith(armSkuName, 'Standard_N')", ["eastus2"])
+    picked = {i["armSkuName"] for i in seed_items() if matches(i, f)}
+    assert "Standard_D4s_v5" not in picked and "Standard_ND96isr_H100_v5" in picked
+    assert all(i["armRegionName"] == "eastus2" for i in seed_items() if matches(i, f))
+
+
+@given(st.floats(min_value=0, max_value=1e7, allow_nan=False),
+       st.sampled_from(["1 Year", "3 Years", "5 Years"]))
+def test_reservation_hourly_times_hours_gives_term_price(price, term):
+    item = {**seed_items()[6], "retailPrice": price, "unitPrice": price, "reservationTerm": term}
+    [row] = azure_prices.parse(page([item]), page=1, snapshot_id="s", observed_at=NOW)
+    assert row["hourly_price"] * azure_prices.HOURS_IN_TERM[term] == pytest.approx(price)
