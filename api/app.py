@@ -8,13 +8,14 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from api import errors
-from api.routes import evidence, prices, provenance, results
+from api.routes import derived, evidence, prices, provenance, results
 from api.snapshot import SnapshotReader
 from warehouse.settings import Settings
 from warehouse.store import Layout
 
 TAGS = [
     {"name": "results", "description": "MLPerf Inference results (evidence: measured)."},
+    {"name": "derived", "description": "Ratios, costs, latency bounds, claim checks (evidence: derived)."},
     {"name": "evidence", "description": "Curated claims, hardware specs, model shapes, MLPerf rules."},
     {"name": "prices", "description": "Azure list prices, versioned, per accelerator-hour."},
     {"name": "provenance", "description": "Source snapshots, refresh history, validation, health."},
@@ -37,7 +38,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(CORSMiddleware, allow_origins=settings.api_cors_origins,
                            allow_methods=["GET", "HEAD"], allow_headers=["*"],
                            expose_headers=["ETag", "X-Total-Count", "X-Snapshot-Id"])
-    for module in (results, evidence, prices, provenance):
+    for module in (results, derived, evidence, prices, provenance):
         app.include_router(module.router)
     logging.getLogger("perfledger.api").info("serving data directory %s", settings.data_path)
     return app

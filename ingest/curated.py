@@ -80,6 +80,13 @@ def _need_url(source: Source, evidence: Evidence) -> None:
                          "only assumptions may cite a project document")
 
 
+class Recompute(_Entry):
+    """Recompute a ratio claim from two hardware specs: numerator / denominator."""
+
+    numerator: str
+    denominator: str
+
+
 class ClaimEntry(_Entry):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
     vendor: str
@@ -93,6 +100,7 @@ class ClaimEntry(_Entry):
     claimed_on: date | None = None
     source: Source
     conditions: dict[str, str | float | int | bool] = Field(default_factory=dict)
+    recompute: Recompute | None = None
     note: str | None = None
 
     @field_validator("evidence")
@@ -269,7 +277,10 @@ def rows(parsed: dict[str, BaseModel], snapshots: dict[str, str]) -> dict[str, l
             "claimed_on": c.claimed_on, "checked_on": c.source.checked_on,
             "source_title": c.source.title, "source_url": c.source.where, "quote": c.source.quote,
             "conditions": json.dumps(c.conditions) if c.conditions else None,
-            "accelerator_id": c.accelerator_id, "note": c.note, "file": "claims.yaml",
+            "accelerator_id": c.accelerator_id, "note": c.note,
+            "recompute_numerator": c.recompute.numerator if c.recompute else None,
+            "recompute_denominator": c.recompute.denominator if c.recompute else None,
+            "file": "claims.yaml",
             "source_snapshot_id": snapshots["claims.yaml"]})
     hw: HardwareFile = parsed["hardware.yaml"]  # type: ignore[assignment]
     for h in hw.hardware:
@@ -318,6 +329,13 @@ def rows(parsed: dict[str, BaseModel], snapshots: dict[str, str]) -> dict[str, l
             "mix": "single", "count": sku.count, "kind": "azure_sku", "file": "accelerators.yaml",
             "source_snapshot_id": sid})
     _check_unique(out)
+    specs = {r["id"] for r in out["hardware_spec"]}
+    for claim_row in out["claim"]:
+        for ref in (claim_row["recompute_numerator"], claim_row["recompute_denominator"]):
+            if ref is not None and ref not in specs:
+                raise CuratedFileError(f"{SOURCE}: claims.yaml: claim {claim_row['id']}: recompute refers to "
+                                       f"{ref!r}, which is not a hardware spec id "
+                                       "(hardware id:metric)", source=SOURCE, field="recompute")
     return out
 
 

@@ -27,6 +27,7 @@ view("scenario_ratio",
      "and division. Tokens/s pairs with Tokens/s; Samples/s (Offline) with Queries/s is kept but "
      "flagged (unit_pairing = samples_vs_queries). Power rows are never paired.",
      {"ratio": "other_result / offline_result",
+      "interactive_premium": "offline_result / other_result: the cost multiple of serving under the latency limits",
       "unit_pairing": "same_units, or samples_vs_queries (MLPerf reports one benchmark in two units)",
       "flagged": "True when the pairing is not like-for-like units",
       "offline_result_id": "mlperf_result.id of the Offline row",
@@ -43,6 +44,7 @@ SELECT substr(md5(o.id || ':' || x.id), 1, 16) AS id,
        o.result AS offline_result, o.units AS offline_units,
        x.result AS other_result, x.units AS other_units,
        x.result / o.result AS ratio,
+       o.result / x.result AS interactive_premium,
        CASE WHEN o.units = x.units THEN 'same_units' ELSE 'samples_vs_queries' END AS unit_pairing,
        o.units <> x.units AS flagged,
        o.accelerator_id, o.accelerator_model_name, o.accelerator_mix, o.total_accelerators,
@@ -100,7 +102,7 @@ view("latency_bound",
 """
 SELECT r.id, r.round, r.division, r.organization, r.platform, r.system_name, r.model_id,
        r.model_family, r.scenario, r.result, r.units, r.total_accelerators, r.accelerator_id,
-       b.ttft_ms, b.tpot_ms, b.reference_tokens,
+       r.availability, b.ttft_ms, b.tpot_ms, b.reference_tokens,
        1000.0 / b.tpot_ms AS min_tokens_per_s_per_user,
        r.result * b.tpot_ms / 1000.0 AS max_concurrent_streams,
        (b.ttft_ms + (round(b.reference_tokens) - 1) * b.tpot_ms) / 1000.0 AS reference_answer_seconds,
@@ -160,6 +162,58 @@ SELECT s.*, h.name AS hardware_name, h.vendor, h.kind, h.accelerator_id, h.accel
 FROM hardware_spec s JOIN hardware h ON h.id = s.hardware_id
 """)
 
+view("claim_check",
+     "Each claim next to what the warehouse can say about it, per MLPerf round: the best "
+     "measured Server/Interactive Tokens/s result for the same accelerator and model, whether "
+     "the vendor or accelerator appears in the round at all, and the figure recomputed from "
+     "specs where the claim is a ratio of specs.",
+     {"verdict": "What the measured data says, in words",
+      "recomputed_value": "numerator spec / denominator spec (claims with a recompute rule)",
+      "claim_over_recomputed": "claim value / recomputed value"})(
+"""
+WITH rounds AS (SELECT DISTINCT round FROM mlperf_result),
+measured AS (
+    SELECT round, accelerator_id, model_family, count(*) AS results,
+           arg_max(id, result) AS best_result_id, max(result) AS best_result,
+           arg_max(scenario, result) AS best_scenario
+    FROM mlperf_result
+    WHERE NOT is_power AND units = 'Tokens/s' AND scenario IN ('Server', 'Interactive')
+    GROUP BY ALL
+),
+presence AS (
+    SELECT c.id AS claim_id, ro.round,
+           EXISTS (SELECT 1 FROM mlperf_result r WHERE r.round = ro.round
+                   AND (lower(r.organization) = lower(c.vendor)
+                        OR (c.accelerator_id IS NOT NULL AND r.accelerator_id = c.accelerator_id)))
+               AS in_round
+    FROM claim c CROSS JOIN rounds ro
+)
+SELECT c.id || ':' || pr.round AS id, c.id AS claim_id, pr.round, c.vendor, c.product, c.model,
+       c.accelerator_id, c.metric, c.value AS claim_value, c.unit, c.evidence,
+       c.claimed_on, c.checked_on,
+       pr.in_round AS vendor_or_accelerator_in_round,
+       m.best_result_id AS closest_result_id, m.best_result AS closest_result,
+       m.best_scenario AS closest_scenario, m.results AS comparable_results,
+       num.value / den.value AS recomputed_value,
+       c.value / (num.value / den.value) AS claim_over_recomputed,
+       CASE WHEN m.best_result_id IS NOT NULL
+                THEN 'measured counterpart in ' || pr.round || ': best Server/Interactive Tokens/s '
+                     || 'result for the same accelerator and model (aggregate, not per user)'
+            WHEN NOT pr.in_round THEN 'no MLPerf submission in round ' || pr.round
+            ELSE 'no comparable MLPerf result (same accelerator and model) in round ' || pr.round
+       END AS verdict,
+       CASE WHEN num.value IS NOT NULL
+            THEN 'derived: vendor_spec + ' || c.evidence
+            ELSE 'derived: ' || c.evidence END AS basis,
+       c.evidence AS weakest_input
+FROM claim c
+JOIN presence pr ON pr.claim_id = c.id
+LEFT JOIN measured m ON m.round = pr.round AND m.accelerator_id = c.accelerator_id
+                    AND m.model_family = c.model
+LEFT JOIN hardware_spec num ON num.id = c.recompute_numerator
+LEFT JOIN hardware_spec den ON den.id = c.recompute_denominator
+""")
+
 view("derived_lineage",
      "Every derived row with the basis it reports and the weakest evidence among its inputs; "
      "validation checks that the two agree.")(
@@ -171,6 +225,8 @@ UNION ALL
 SELECT 'cost_assumed_rate', id, basis, weakest_input FROM cost_assumed_rate
 UNION ALL
 SELECT 'accelerator_hour_price', price_id, basis, weakest_input FROM accelerator_hour_price
+UNION ALL
+SELECT 'claim_check', id, basis, weakest_input FROM claim_check
 """)
 
 

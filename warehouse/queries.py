@@ -31,6 +31,7 @@ class ListQuery:
     offset: int = 0
     with_source: bool = False
     extra_where: list[tuple[str, list]] = field(default_factory=list)  # trusted SQL + params
+    subquery: tuple[str, list] | None = None  # trusted SQL + params read instead of `relation`
 
 
 def relation_columns(con: duckdb.DuckDBPyConnection, relation: str) -> list[str]:
@@ -46,21 +47,30 @@ def _quote(name: str) -> str:
 
 def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery) -> tuple[int, list[dict], list[str]]:
     """Return (total rows matching, the page of rows, the column names)."""
-    known = relation_columns(con, q.relation)
+    sub_params: list[object] = []
+    if q.subquery is not None:
+        sub_sql, sub_params = q.subquery
+        source = f"({sub_sql})"
+        known = [d[0] for d in con.execute(f"SELECT * FROM {source} LIMIT 0", sub_params).description]  # noqa: S608
+    else:
+        source = _quote(q.relation)
+        known = relation_columns(con, q.relation)
     if not known:
         raise QueryError(f"{q.relation} is not in this snapshot")
     # The relation exists (it has columns); every identifier below is checked against `known`.
-    base = f"SELECT t.* FROM {_quote(q.relation)} t"  # noqa: S608
+    base = f"SELECT t.* FROM {source} t"  # noqa: S608
     out_cols = list(known)
     if q.with_source and "source_snapshot_id" in known:
         base = (f"SELECT t.*, s.source AS source_name, s.url AS source_url, "  # noqa: S608
                 f"s.fetched_at AS source_fetched_at, s.sha256 AS source_sha256 "
-                f"FROM {_quote(q.relation)} t LEFT JOIN source_snapshot s "
+                f"FROM {source} t LEFT JOIN source_snapshot s "
                 f"ON s.id = t.source_snapshot_id")
         out_cols += list(SOURCE_COLUMNS)
     where: list[str] = []
-    params: list[object] = []
+    params: list[object] = list(sub_params)
     for col, values in q.equals.items():
+        if not values:
+            continue
         if col not in known:
             raise QueryError(f"cannot filter on {col!r}", param=col)
         if values:
@@ -163,3 +173,61 @@ def accelerators(con: duckdb.DuckDBPyConnection) -> list[dict]:
                    AS mlperf_results
         FROM accelerator_alias a WHERE accelerator_id IS NOT NULL
         GROUP BY accelerator_id ORDER BY accelerator_id""")
+
+
+def cost_query(*, bases: list[str], rates: list[float], region: str, offer: str, os: str,
+               as_of: object | None) -> tuple[str, list]:
+    """Cost per million tokens for every Tokens/s result, on the requested price bases.
+
+    cost = rate x total_accelerators / (tokens/s x 3600) x 1e6. On the ``list_price`` basis the
+    rate is the cheapest Azure price per accelerator-hour of the result's accelerator in the
+    region/offer/OS valid at ``as_of`` (now by default); a result whose accelerator has no such
+    price gets price_status 'no price' and a NULL cost, never zero. ``assumed`` rates are
+    labelled ``assumption``. ``premium_vs_offline`` is this cost / the same system's Offline
+    cost (= offline throughput / this throughput).
+    """
+    select = """r.id AS result_id, r.round, r.division, r.organization, r.platform,
+        r.system_name, r.model_id, r.model_family, r.scenario, r.result, r.units,
+        r.total_accelerators, r.accelerator_id, r.availability,
+        1.0 / pr.ratio AS premium_vs_offline"""
+    joins = "LEFT JOIN scenario_ratio pr ON pr.other_result_id = r.id AND NOT pr.flagged"
+    where = "WHERE NOT r.is_power AND r.units = 'Tokens/s' AND r.total_accelerators > 0"
+    parts: list[str] = []
+    params: list[object] = []
+    if "list_price" in bases:
+        valid, valid_params = "valid_to IS NULL", []
+        if as_of is not None:
+            valid = "valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
+            valid_params = [as_of, as_of]
+        parts.append(f"""
+            WITH p AS (
+                SELECT accelerator_id, min(price_per_accelerator_hour) AS rate,
+                       arg_min(arm_sku_name, price_per_accelerator_hour) AS sku,
+                       arg_min(price_id, price_per_accelerator_hour) AS price_id
+                FROM accelerator_hour_price
+                WHERE arm_region_name = ? AND offer = ? AND os = ? AND {valid}
+                GROUP BY accelerator_id)
+            SELECT r.id || ':list_price' AS id, {select},
+                   'list_price' AS price_basis, ? AS region, p.sku, p.price_id,
+                   p.rate AS rate_per_accelerator_hour,
+                   CASE WHEN p.rate IS NULL THEN 'no price' ELSE 'priced' END AS price_status,
+                   p.rate * r.total_accelerators / (r.result * 3600.0) * 1e6
+                       AS cost_per_million_tokens,
+                   'derived: measured + list_price' AS basis
+            FROM mlperf_result r LEFT JOIN p ON p.accelerator_id = r.accelerator_id {joins}
+            {where}""")
+        params += [region, offer, os, *valid_params, region]
+    if "assumed" in bases:
+        parts.append(f"""
+            SELECT r.id || ':assumed:' || CAST(a.rate AS VARCHAR) AS id, {select},
+                   'assumed' AS price_basis, NULL AS region, NULL AS sku, NULL AS price_id,
+                   a.rate AS rate_per_accelerator_hour, 'assumed' AS price_status,
+                   a.rate * r.total_accelerators / (r.result * 3600.0) * 1e6
+                       AS cost_per_million_tokens,
+                   'derived: measured + assumption' AS basis
+            FROM mlperf_result r CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS rate) a {joins}
+            {where}""")
+        params.append(rates)
+    if not parts:
+        raise QueryError("basis must be list_price and/or assumed", param="basis")
+    return " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts), params

@@ -159,6 +159,8 @@ class ClaimBase(SQLModel):
     conditions: str | None = F("JSON object of the stated conditions (precision, batch, projected...).")
     accelerator_id: str | None = F("Accelerator the figure concerns, if one.")
     note: str | None = F("Reviewer's note, e.g. what the source does not say.")
+    recompute_numerator: str | None = F("hardware_spec.id whose value, divided by recompute_denominator's, recomputes the claim from specs.")
+    recompute_denominator: str | None = F("hardware_spec.id of the denominator (see recompute_numerator).")
     file: str = F("Curated file the entry came from.")
     source_snapshot_id: str = F("source_snapshot.id of that file's bytes.")
 

@@ -1,0 +1,132 @@
+"""Derived figures: scenario ratios, costs per million tokens, latency bounds, claim checks."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+
+from api.routes.common import PageDep, check_choice, listed, render_list
+from api.routes.prices import AsOf, parse_as_of
+from api.routes.results import AVAILABILITY, DIVISIONS
+from ingest.mlperf import SCENARIOS, normalise_model
+from warehouse import queries
+from warehouse.derived import ASSUMED_RATES
+from warehouse.exceptions import QueryError
+from warehouse.queries import ListQuery
+
+router = APIRouter(prefix="/v1", tags=["derived"])
+
+Round = Annotated[list[str] | None, Query(description="MLPerf round, e.g. v6.1.")]
+Division = Annotated[list[str] | None, Query(description="closed or open.")]
+Organization = Annotated[list[str] | None, Query(description="Submitter, e.g. NVIDIA.")]
+Model = Annotated[list[str] | None, Query(description="Model id, e.g. deepseek-r1.")]
+Accelerator = Annotated[list[str] | None, Query(description="Accelerator id, e.g. amd-mi355x.")]
+Availability = Annotated[list[str] | None, Query(description="available, preview or rdi.")]
+SCENARIO_CHOICES = {**SCENARIOS, **{v.lower(): v for v in SCENARIOS.values()}}
+
+
+def _result_filters(round, division, organization, model, accelerator, availability,
+                    scenario=None) -> dict[str, list]:
+    return {
+        "round": listed(round),
+        "division": check_choice("division", listed(division), DIVISIONS),
+        "organization": listed(organization),
+        "model_id": [normalise_model(m) for m in listed(model)],
+        "accelerator_id": listed(accelerator),
+        "availability": check_choice("availability", listed(availability), AVAILABILITY),
+        "scenario": check_choice("scenario", listed(scenario), SCENARIO_CHOICES),
+    }
+
+
+@router.get("/ratios", summary="Server/Offline and Interactive/Offline throughput ratios")
+def ratios(
+    request: Request, p: PageDep, round: Round = None, division: Division = None,
+    organization: Organization = None, model: Model = None, accelerator: Accelerator = None,
+    availability: Availability = None,
+    scenario: Annotated[list[str] | None, Query(description="Server or Interactive (the "
+                                                "scenario compared with Offline).")] = None,
+    include_flagged: Annotated[bool, Query(description="Include Samples/s-vs-Queries/s "
+                                           "pairings (flagged=true).")] = True,
+    min_ratio: Annotated[float | None, Query(description="Smallest ratio.")] = None,
+    max_ratio: Annotated[float | None, Query(description="Largest ratio.")] = None,
+) -> Response:
+    """Each pair carries both source result ids, accelerator, availability and inferred flags."""
+    q = ListQuery(relation="scenario_ratio", equals=_result_filters(
+        round, division, organization, model, accelerator, availability, scenario))
+    if not include_flagged:
+        q.equals["flagged"] = [False]
+    if min_ratio is not None or max_ratio is not None:
+        q.ranges["ratio"] = (min_ratio, max_ratio)
+    return render_list(request, q, p)
+
+
+@router.get("/costs", summary="Cost per million tokens on list-price and assumed bases")
+def costs(
+    request: Request, p: PageDep, round: Round = None, division: Division = None,
+    organization: Organization = None, model: Model = None, accelerator: Accelerator = None,
+    availability: Availability = None,
+    scenario: Annotated[list[str] | None, Query(description="Offline, Server or Interactive.")] = None,
+    basis: Annotated[list[str] | None, Query(description="list_price (Azure price per "
+                     "accelerator-hour) and/or assumed (rates); default both.")] = None,
+    rate: Annotated[list[float] | None, Query(description="Assumed USD per accelerator-hour "
+                    "(> 0, repeatable); default 5, 10 and 15.")] = None,
+    region: Annotated[str, Query(description="Azure region for list prices.")] = "eastus2",
+    offer: Annotated[str, Query(description="on_demand, spot, low_priority, reservation or "
+                                "dev_test.")] = "on_demand",
+    os: Annotated[str, Query(description="linux or windows.")] = "linux",
+    as_of: AsOf = None,
+    price_status: Annotated[list[str] | None, Query(description="priced, no price or "
+                                                    "assumed.")] = None,
+) -> Response:
+    """Every Tokens/s result; results whose accelerator has no price say 'no price'."""
+    bases = check_choice("basis", listed(basis) or ["list_price", "assumed"],
+                         {"list_price": "list_price", "assumed": "assumed"})
+    rates = rate or list(ASSUMED_RATES)
+    bad = [r for r in rates if not r > 0 or r != r or r == float("inf")]
+    if bad:
+        raise QueryError(f"rate must be a positive number of USD per accelerator-hour (got {bad[0]})",
+                         param="rate")
+    offer_ = check_choice("offer", [offer], {o: o for o in ("on_demand", "spot", "low_priority",
+                                                            "reservation", "dev_test")})[0]
+    os_ = check_choice("os", [os], {"linux": "linux", "windows": "windows"})[0]
+    q = ListQuery(relation="costs", subquery=queries.cost_query(
+        bases=bases, rates=rates, region=region, offer=offer_, os=os_, as_of=parse_as_of(as_of)),
+        equals=_result_filters(round, division, organization, model, accelerator, availability,
+                               scenario))
+    q.equals["price_status"] = listed(price_status)
+    return render_list(request, q, p)
+
+
+@router.get("/latency-bounds", summary="Per-user speed floor, concurrency and answer time from "
+            "the MLPerf latency limits")
+def latency_bounds(
+    request: Request, p: PageDep, round: Round = None, division: Division = None,
+    organization: Organization = None, model: Model = None, accelerator: Accelerator = None,
+    availability: Availability = None,
+    scenario: Annotated[list[str] | None, Query(description="Server or Interactive.")] = None,
+    answer_tokens: Annotated[int | None, Query(ge=1, le=1_000_000, description="Also compute the "
+                             "end-to-end time of an answer of this many tokens at the limits.")] = None,
+) -> Response:
+    """min tokens/s per user = 1000/TPOT; max streams = throughput x TPOT; answer time =
+    TTFT + (n - 1) x TPOT."""
+    q = ListQuery(relation="latency_bound", equals=_result_filters(
+        round, division, organization, model, accelerator, availability, scenario))
+    if answer_tokens is not None:
+        q.subquery = ("SELECT *, ? AS answer_tokens, (ttft_ms + (? - 1) * tpot_ms) / 1000.0 "
+                      "AS answer_seconds FROM latency_bound", [answer_tokens, answer_tokens])
+    return render_list(request, q, p)
+
+
+@router.get("/claim-checks", summary="Each vendor claim next to the measured evidence")
+def claim_checks(
+    request: Request, p: PageDep, round: Round = None,
+    vendor: Annotated[list[str] | None, Query(description="Vendor, e.g. Cerebras.")] = None,
+    evidence: Annotated[list[str] | None, Query(description="Claim evidence label.")] = None,
+    metric: Annotated[list[str] | None, Query(description="Claim metric.")] = None,
+) -> Response:
+    """Verdict in words, closest measured result id, figures recomputed from specs."""
+    return render_list(request, ListQuery(relation="claim_check", equals={
+        "round": listed(round), "vendor": listed(vendor), "evidence": listed(evidence),
+        "metric": listed(metric)}), p)
