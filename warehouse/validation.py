@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
+import multiprocessing
 import sys
 from pathlib import Path
 
@@ -141,17 +141,49 @@ def run(path: Path, *, layout: Layout, run_id: str = "validate",
     return results
 
 
+def _child(path: str, root: str, run_id: str, conn) -> None:
+    import logging
+
+    logging.disable(logging.WARNING)
+    try:
+        conn.send(("ok", run(Path(path), layout=Layout(Path(root)), run_id=run_id)))
+    except BaseException as e:  # report every failure to the parent, which raises it
+        conn.send(("error", f"{type(e).__name__}: {e}"))
+    finally:
+        conn.close()
+
+
+_FORKSERVER = None
+
+
+def _context():
+    """A forkserver that has imported great-expectations once; each validation forks a fresh
+    child from it, so repeated refreshes in one process (a scheduler loop, `serve
+    --refresh-every`, the tests) pay GX's multi-second import only once."""
+    global _FORKSERVER
+    if _FORKSERVER is None:
+        _FORKSERVER = multiprocessing.get_context("forkserver")
+        _FORKSERVER.set_forkserver_preload(["great_expectations", "warehouse.validation"])
+    return _FORKSERVER
+
+
 def run_isolated(path: Path, *, layout: Layout, run_id: str = "validate") -> list[dict]:
     """``run`` in a child process: great-expectations opens the file through duckdb-engine with
     its own connection settings, which DuckDB will not mix with other connections to the same
-    file in one process; a child also keeps GX's import time and memory out of the caller."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "warehouse.validation", str(path), str(layout.root), run_id],
-        capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise ValidationFailed(
-            "validation could not run: " + (proc.stderr.strip().splitlines() or ["?"])[-1])
-    return json.loads(proc.stdout)
+    file in one process; a child also keeps GX's memory out of the caller."""
+    ctx = _context()
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(str(path), str(layout.root), run_id, child))
+    proc.start()
+    child.close()
+    try:
+        status, payload = parent.recv()
+    except EOFError:
+        status, payload = "error", f"the validation process died (exit code {proc.exitcode})"
+    proc.join()
+    if status != "ok":
+        raise ValidationFailed(f"validation could not run: {payload}")
+    return payload
 
 
 if __name__ == "__main__":

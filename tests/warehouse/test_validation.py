@@ -1,0 +1,158 @@
+"""The validation gate: real data passes; each broken rule rejects the refresh, names the rule
+and the row, and leaves the previous snapshot serving unchanged."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make_settings
+from warehouse import derived, loaders
+from warehouse.refresh import refresh
+from warehouse.store import Layout
+
+
+def test_real_data_passes_with_warnings_listed(full_warehouse):
+    run = Layout(full_warehouse / "var").read_runs()[-1]
+    assert run["status"] == "published"
+    errors = [v for v in run["validation"] if not v["success"] and v["severity"] == "error"]
+    assert errors == []
+    assert len(run["validation"]) > 50
+    names = {v["expectation"] for v in run["validation"]}
+    assert "every mlperf_result row is measured" in names
+    assert "mlperf_result: natural key is unique" in names
+
+
+def _stage(monkeypatch, sql: str, params: list | None = None) -> None:
+    """Add a loader that changes the staged snapshot as a buggy source would."""
+    def inject(ctx: loaders.LoadContext) -> None:
+        ctx.con.execute(sql, params or [])
+        ctx.outcome.status = "updated"
+        ctx.outcome.rows = 1
+
+    monkeypatch.setitem(loaders.LOADERS, "curated", inject)
+
+
+GB200 = ("SELECT id FROM mlperf_result WHERE platform = 'GB200-NVL72_GB200-186GB_aarch64x72_TRT' "
+         "AND model_id = 'deepseek-r1' AND scenario = 'Interactive' AND organization = 'NVIDIA'")
+
+VIOLATIONS = {
+    "mlperf row relabelled vendor_claim": (
+        f"UPDATE mlperf_result SET evidence = 'vendor_claim' WHERE id = ({GB200})",
+        "every mlperf_result row is measured", "mlperf_result"),
+    "claim labelled measured": (
+        "UPDATE claim SET evidence = 'measured' WHERE id = 'cerebras-llama3.1-405b-969'",
+        "no row from a curated file is measured", "claim"),
+    "row with no source snapshot": (
+        "UPDATE claim SET source_snapshot_id = 'nowhere' WHERE id = 'cerebras-llama3.1-405b-969'",
+        "claim: every source snapshot id exists in source_snapshot", "claim"),
+    "negative result": (
+        f"UPDATE mlperf_result SET result = -1 WHERE id = ({GB200})",
+        "mlperf_result: result is positive and finite", "mlperf_result"),
+    "unknown unit": (
+        f"UPDATE mlperf_result SET units = 'Furlongs/s' WHERE id = ({GB200})",
+        "mlperf_result: units are known", "mlperf_result"),
+    "duplicate natural key": (
+        f"INSERT INTO mlperf_result SELECT * REPLACE ('dup0000000000000' AS id) "
+        f"FROM mlperf_result WHERE id = ({GB200})",
+        "mlperf_result: natural key is unique", "mlperf_result"),
+    "overlapping price window": (
+        "INSERT INTO azure_price SELECT * REPLACE ('overlap000000000' AS id, "
+        "valid_from - INTERVAL 1 DAY AS valid_from) FROM azure_price "
+        "WHERE arm_sku_name = 'Standard_ND96isr_H200_v5' AND valid_to IS NULL",
+        "azure_price: no overlapping validity windows for one price key", "azure_price"),
+    "claim checked before it was made": (
+        "UPDATE claim SET checked_on = DATE '2024-01-01' WHERE id = 'cerebras-llama3.1-405b-969'",
+        "claim: claimed_on <= checked_on <= today", "claim"),
+}
+
+
+@pytest.mark.parametrize("violation", VIOLATIONS)
+def test_violation_rejects_and_keeps_serving(full_copy, client_for, monkeypatch, violation):
+    sql, rule, table = VIOLATIONS[violation]
+    tmp, sources = full_copy
+    settings = make_settings(tmp, sources)
+    client = client_for(settings)
+    before = client.get("/v1/results?limit=1000&sort=id").json()
+    claims_before = client.get("/v1/claims?limit=1000").json()
+    current = Layout(settings.data_path).read_current()
+    monkeypatch.setitem(loaders.LOADERS, "mlperf", lambda ctx: None)
+    monkeypatch.setitem(loaders.LOADERS, "mlperf_rules", lambda ctx: None)
+    monkeypatch.setitem(loaders.LOADERS, "azure_prices", lambda ctx: None)
+    _stage(monkeypatch, sql)
+
+    report = refresh(settings)
+
+    assert report.status == "rejected" and report.exit_code == 1
+    assert rule in report.message
+    [failed] = [v for v in report.validation if v["expectation"] == rule]
+    assert failed["severity"] == "error" and failed["unexpected_count"] >= 1
+    assert failed["sample"]
+    assert Layout(settings.data_path).read_current() == current
+    assert client.get("/v1/results?limit=1000&sort=id").json() == before
+    assert client.get("/v1/claims?limit=1000").json() == claims_before
+    served = client.get(f"/v1/refreshes/{report.id}/validation").json()
+    assert served["status"] == "rejected" and served["errors"] >= 1
+    assert rule in {v["expectation"] for v in served["rows"] if not v["success"]}
+    assert not list(Layout(settings.data_path).snapshots.glob("*.partial"))
+
+
+def test_sample_identifies_the_row(full_copy, monkeypatch):
+    tmp, sources = full_copy
+    settings = make_settings(tmp, sources)
+    for name in ("mlperf", "mlperf_rules", "azure_prices"):
+        monkeypatch.setitem(loaders.LOADERS, name, lambda ctx: None)
+    _stage(monkeypatch, VIOLATIONS["negative result"][0])
+    report = refresh(settings)
+    [failed] = [v for v in report.validation
+                if v["expectation"] == "mlperf_result: result is positive and finite"]
+    sample = json.loads(failed["sample"])
+    assert sample[0]["result"] == -1 and len(sample[0]["id"]) == 16
+
+
+def test_altered_raw_bytes_reject(full_copy, monkeypatch):
+    tmp, sources = full_copy
+    settings = make_settings(tmp, sources)
+    layout = Layout(settings.data_path)
+    raw = next(p for p in layout.raw.rglob("*") if p.is_file())
+    raw.write_bytes(raw.read_bytes() + b"tampered")
+    for name in ("mlperf", "mlperf_rules", "azure_prices"):
+        monkeypatch.setitem(loaders.LOADERS, name, lambda ctx: None)
+    _stage(monkeypatch, "UPDATE claim SET note = 'touched' WHERE id = 'cerebras-llama3.1-405b-969'")
+    report = refresh(settings)
+    assert report.status == "rejected"
+    rule = "every source snapshot's raw bytes exist and match their sha256"
+    [failed] = [v for v in report.validation if v["expectation"] == rule]
+    assert not failed["success"] and failed["unexpected_count"] == 1
+    assert json.loads(failed["sample"])[0]["problem"] == "raw bytes do not match sha256"
+
+
+def test_derived_row_claiming_measured_from_a_claim_rejects(full_copy, monkeypatch):
+    tmp, sources = full_copy
+    settings = make_settings(tmp, sources)
+    sql, comment, cols = derived.VIEWS["claim_check"]
+    buggy = sql.replace("""CASE WHEN num.value IS NOT NULL
+            THEN 'derived: vendor_spec + ' || c.evidence
+            ELSE 'derived: ' || c.evidence END AS basis""", "'derived: measured' AS basis")
+    assert buggy != sql
+    monkeypatch.setitem(derived.VIEWS, "claim_check", (buggy, comment, cols))
+    for name in ("mlperf", "mlperf_rules", "azure_prices"):
+        monkeypatch.setitem(loaders.LOADERS, name, lambda ctx: None)
+    _stage(monkeypatch, "UPDATE claim SET note = 'touched' WHERE id = 'cerebras-llama3.1-405b-969'")
+    report = refresh(settings)
+    assert report.status == "rejected"
+    assert "derived rows report the weakest evidence among their inputs" in report.message
+
+
+def test_validate_command_prints_table_and_exit_code(full_warehouse):
+    env = {**os.environ, "PERFLEDGER_DATA_DIR": str(full_warehouse / "var")}
+    done = subprocess.run([Path(sys.executable).parent / "perfledger", "validate"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "every mlperf_result row is measured" in done.stdout
+    assert "natural key is unique" in done.stdout
