@@ -8,7 +8,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from api import errors
-from api.routes import derived, evidence, prices, provenance, results
+from api.routes import calc, derived, evidence, prices, provenance, results
 from api.snapshot import SnapshotReader
 from warehouse.settings import Settings
 from warehouse.store import Layout
@@ -18,6 +18,7 @@ TAGS = [
     {"name": "derived", "description": "Ratios, costs, latency bounds, claim checks (evidence: derived)."},
     {"name": "evidence", "description": "Curated claims, hardware specs, model shapes, MLPerf rules."},
     {"name": "prices", "description": "Azure list prices, versioned, per accelerator-hour."},
+    {"name": "calculators", "description": "The article's bounds, from warehouse specs or explicit numbers."},
     {"name": "provenance", "description": "Source snapshots, refresh history, validation, health."},
     {"name": "meta", "description": "Values for dashboard drop-downs."},
 ]
@@ -38,7 +39,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(CORSMiddleware, allow_origins=settings.api_cors_origins,
                            allow_methods=["GET", "HEAD"], allow_headers=["*"],
                            expose_headers=["ETag", "X-Total-Count", "X-Snapshot-Id"])
-    for module in (results, derived, evidence, prices, provenance):
+    for module in (results, derived, evidence, prices, calc, provenance):
         app.include_router(module.router)
     logging.getLogger("perfledger.api").info("serving data directory %s", settings.data_path)
     return app

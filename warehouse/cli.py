@@ -160,6 +160,77 @@ def describe() -> None:
     typer.echo(dictionary(con))
 
 
+CALCULATORS = {
+    "decode-bound": "decode", "batch": "batch_tradeoff", "prefill": "prefill", "ridge": "ridge",
+    "grid": "grid",
+}
+PURE = {"speculative": "speculative", "best-gamma": "best_gamma",
+        "tensor-parallel": "tensor_parallel", "kv-transfer": "kv_transfer",
+        "capacity": "capacity_units", "bandwidth-needed": "bandwidth_needed"}
+
+
+def _number(text: str) -> object:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
+
+
+@app.command()
+def calc(
+    name: Annotated[str, typer.Argument(help="decode-bound, batch, prefill, ridge, grid "
+                                        "(warehouse inputs) or speculative, best-gamma, "
+                                        "tensor-parallel, kv-transfer, capacity, "
+                                        "bandwidth-needed (explicit numbers).")],
+    args: Annotated[list[str] | None, typer.Argument(help="key=value inputs, e.g. "
+                                                     "hardware_id=8x-nvidia-h100-sxm.")] = None,
+) -> None:
+    """The bound calculators, the API's /v1/calc twin; prints JSON."""
+    import duckdb
+
+    from warehouse import calc_inputs
+    from warehouse import calculators as pure
+
+    kwargs: dict[str, object] = {}
+    for a in args or []:
+        key, sep, value = a.partition("=")
+        if not sep:
+            _fail(PerfledgerError(f"{a!r}: inputs are key=value"))
+        kwargs[key.replace("-", "_")] = _number(value)
+    try:
+        if name in PURE:
+            if name == "speculative" and "gamma" not in kwargs:
+                name = "best-gamma"
+            out = getattr(pure, PURE[name])(**kwargs)
+        elif name in CALCULATORS:
+            ref = Layout(_settings().data_path).read_current()
+            if ref is None:
+                _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
+                return
+            con = duckdb.connect(str(ref.path), read_only=True)
+            try:
+                defaults = {"decode": {"precision": "fp8", "context": 8192, "batch": 1,
+                                       "efficiency": 1.0, "hardware_id": None, "model_id": None},
+                            "grid": {"precision": "fp8", "context": 8192, "efficiency": 1.0}}
+                fn_name = CALCULATORS[name]
+                out = getattr(calc_inputs, fn_name)(con, **{**defaults.get(fn_name, {}), **kwargs})
+            finally:
+                con.close()
+        else:
+            _fail(PerfledgerError(f"unknown calculator {name!r}; known: "
+                                  f"{', '.join(sorted(set(CALCULATORS) | PURE))}"))
+            return
+    except TypeError as e:
+        _fail(PerfledgerError(f"{name}: {e}"))
+        return
+    except PerfledgerError as e:
+        _fail(e)
+        return
+    typer.echo(json.dumps(out, indent=2, default=str))
+
+
 def main() -> None:
     """Entry point of the ``perfledger`` script."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

@@ -1,0 +1,133 @@
+"""The calculators over the API, from the warehouse's own specs: the article's numbers."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+
+def decode(client, hardware, model, **kw):
+    r = client.get("/v1/calc/decode-bound", params={"hardware": hardware, "model": model, **kw})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+@pytest.mark.parametrize("hardware, model, expected", [
+    ("nvidia-h100-sxm", "illustrative-1b", 2954),
+    ("nvidia-h100-sxm", "illustrative-10b", 314),
+    ("nvidia-h200", "illustrative-10b", 450),
+    ("8x-nvidia-h200", "illustrative-10b", 3599),
+    ("8x-nvidia-h100-sxm", "illustrative-100b", 264),
+    ("nvidia-gb200-nvl72", "illustrative-100b", 5684),
+    ("nvidia-gb200-nvl72", "illustrative-1t-dense", 574),
+    ("nvidia-gb200-nvl72", "illustrative-1t-moe", 17442),
+    ("8x-nvidia-h200", "illustrative-1t-moe", 1163),
+])
+def test_decode_bound_full_peak(full_client, hardware, model, expected):
+    body = decode(full_client, hardware, model)
+    assert round(body["outputs"]["tokens_per_s_per_user"]) == expected
+    assert body["evidence"] == "derived"
+    assert body["inputs"]["bandwidth"]["evidence"] == "vendor_spec"
+    assert body["inputs"]["active_params"]["evidence"] == "assumption"
+    assert body["basis"] == "derived: vendor_spec + assumption"
+
+
+@pytest.mark.parametrize("hardware, model", [
+    ("nvidia-h100-sxm", "illustrative-100b"), ("8x-nvidia-h100-sxm", "illustrative-1t-moe")])
+def test_does_not_fit(full_client, hardware, model):
+    assert decode(full_client, hardware, model)["outputs"]["fits"] is False
+
+
+@pytest.mark.parametrize("hardware, model, expected", [
+    ("8x-nvidia-h100-sxm", "illustrative-100b", 132),
+    ("nvidia-gb200-nvl72", "illustrative-100b", 2842),
+    ("nvidia-gb200-nvl72", "illustrative-1t-moe", 8721),
+])
+def test_decode_bound_half_peak(full_client, hardware, model, expected):
+    body = decode(full_client, hardware, model, efficiency=0.5)
+    assert round(body["outputs"]["tokens_per_s_per_user"]) == expected
+
+
+def test_batch_tradeoff_at_azure_prices(full_client):
+    rows = full_client.get("/v1/calc/batch", params={
+        "hardware": "8x-nvidia-h100-sxm", "model": "illustrative-100b", "batch": [1, 32],
+        "sku": "Standard_ND96isr_H100_v5"}).json()
+    by = {r["batch"]: r for r in rows["outputs"]["rows"]}
+    assert round(by[1]["cost_per_million_tokens"], 2) == 206.55
+    assert round(by[32]["cost_per_million_tokens"], 1) == 9.1
+    assert round(by[1]["tokens_per_s_per_user"]) == 132 and round(by[32]["tokens_per_s_per_user"]) == 94
+    assert rows["inputs"]["price_per_hour"]["evidence"] == "list_price"
+    assert rows["basis"] == "derived: list_price + vendor_spec + assumption"
+    h200 = full_client.get("/v1/calc/batch", params={
+        "hardware": "8x-nvidia-h200", "model": "illustrative-10b", "batch": [1, 32],
+        "sku": "Standard_ND96isr_H200_v5"}).json()["outputs"]["rows"]
+    assert [round(r["cost_per_million_tokens"], 2) for r in h200] == [13.09, 1.21]
+    one_b = full_client.get("/v1/calc/batch", params={
+        "hardware": "8x-nvidia-h100-sxm", "model": "illustrative-1b", "batch": 1,
+        "price_per_hour": 98.32}).json()["outputs"]["rows"][0]
+    assert round(one_b["cost_per_million_tokens"], 2) == 2.31
+
+
+def test_prefill(full_client):
+    def ms(model):
+        return full_client.get("/v1/calc/prefill", params={
+            "hardware": "8x-nvidia-h100-sxm", "model": model, "prompt_tokens": 8192,
+            "mfu": 0.4}).json()["outputs"]["ttft_ms"]
+    assert round(ms("illustrative-1t-moe")) == 83
+    assert round(ms("illustrative-1t-dense")) == 2587
+
+
+def test_ridge_points(full_client):
+    def ridge(h):
+        return full_client.get("/v1/calc/ridge", params={"hardware": h}).json()["outputs"]["flops_per_byte"]
+    assert round(ridge("nvidia-h100-sxm")) == 591
+    assert round(ridge("nvidia-gb200")) == 625
+
+
+def test_speculative_tp_kv_capacity_bandwidth(full_client):
+    get = lambda path, **p: full_client.get(f"/v1/calc/{path}", params=p).json()["outputs"]  # noqa: E731
+    assert round(get("speculative", alpha=0.8, gamma=4, c=0.05)["speedup"], 1) == 2.8
+    assert get("speculative", alpha=0.6, c=0.05)["gamma"] == 4
+    tp = {r["tp"]: r["tokens_per_s"] for r in get("tensor-parallel", tp=[8, 72])["rows"]}
+    assert round(tp[8], -1) == 330 and round(tp[72], -1) == 950
+    kv = get("kv-transfer", model="illustrative-100b")
+    assert round(kv["rows"][0]["kv_bytes"] / 1e9, 3) == 1.342
+    assert get("capacity", params=405e9, precision="bf16", hardware="cerebras-wse-3")["units"] == 19
+    assert get("capacity", model="illustrative-1t-dense", hardware="groq-lpx-rack")["units"] == 8
+    assert get("capacity", model="illustrative-1t-dense", precision="fp4",
+               hardware="groq-lpx-rack")["units"] == 4
+    assert get("bandwidth-needed", active_params=32e9, tpot_ms=10)["peak_bandwidth"] == pytest.approx(6.4e12)
+
+
+def test_sn40l_without_speculation(full_client):
+    body = full_client.get("/v1/calc/decode-bound", params={
+        "bandwidth": 16 * 1.8e12, "active_params": 405e9, "precision": "bf16",
+        "context": 0}).json()
+    assert round(body["outputs"]["tokens_per_s_per_user"]) == 36
+    assert body["inputs"]["bandwidth"]["origin"] == "caller"
+
+
+def test_grid_is_the_article_table(full_client):
+    body = full_client.get("/v1/calc/grid").json()
+    cells = {(r["hardware"], r["model"]): r for r in body["rows"]}
+    assert round(cells[("nvidia-gb200-nvl72", "illustrative-1t-moe")]["tokens_per_s_per_user"]) == 17442
+    assert cells[("nvidia-h100-sxm", "illustrative-100b")]["fits"] is False
+    as_csv = full_client.get("/v1/calc/grid?format=csv")
+    parsed = list(csv.DictReader(io.StringIO(as_csv.text)))
+    assert len(parsed) == len(body["rows"]) and parsed[0]["hardware"] == body["rows"][0]["hardware"]
+
+
+@pytest.mark.parametrize("path, param", [
+    ("speculative?alpha=1", "alpha"), ("speculative?alpha=-0.1", "alpha"),
+    ("decode-bound?bandwidth=0&active_params=1e9&context=0", "bandwidth"),
+    ("decode-bound?hardware=nope&model=illustrative-1b", "hardware"),
+    ("decode-bound?hardware=nvidia-h100-sxm&model=deepseek-r1", "model"),
+    ("prefill?hardware=nvidia-h100-sxm&model=illustrative-1b&mfu=2", "mfu"),
+])
+def test_invalid_inputs_name_the_parameter(full_client, path, param):
+    r = full_client.get(f"/v1/calc/{path}")
+    assert r.status_code == 422, r.text
+    err = r.json()["error"]
+    assert err["param"] == param and err["message"]
