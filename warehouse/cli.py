@@ -38,24 +38,50 @@ def refresh(
     accept_shrink: Annotated[bool, typer.Option(
         help="Accept a source that returns far fewer rows than last time.")] = False,
     report: Annotated[Path | None, typer.Option(help="Write the JSON run report here.")] = None,
-    log_json: Annotated[bool, typer.Option(help="Log one JSON object per line.")] = False,
+    log_json: Annotated[bool, typer.Option(help="Log one JSON object per line (stderr).")] = False,
+    wait: Annotated[float, typer.Option(help="Seconds to wait for a running refresh to finish "
+                                        "before giving up (default: do not wait).")] = 0.0,
 ) -> None:
     """Pull every source, validate, publish a new snapshot (exit 0), or publish nothing and say
     why (exit 1). Safe to run any time: locked, idempotent, kill-safe."""
+    import time
+    from datetime import UTC, datetime
+
+    from warehouse.exceptions import RefreshLocked
     from warehouse.refresh import refresh as run_refresh
+
+    progress = None
+    if not log_json and sys.stderr.isatty():
+        from rich.console import Console
+        from rich.status import Status
+
+        progress = Status("refreshing", console=Console(stderr=True))
+        progress.start()
 
     def event(kind: str, text: str) -> None:
         if log_json:
-            typer.echo(json.dumps({"event": kind, "message": text}), err=True)
-        elif sys.stderr.isatty():
-            typer.secho(f"· {text}", err=True, dim=True)
+            print(json.dumps({"time": datetime.now(UTC).isoformat(), "event": kind,
+                              "message": text}), file=sys.stderr, flush=True)
+        elif progress is not None:
+            progress.update(f"{kind}: {text}")
 
+    deadline = time.monotonic() + wait
     try:
-        result = run_refresh(_settings(), only=source or None, accept_shrink=accept_shrink,
-                             on_event=event)
+        while True:
+            try:
+                result = run_refresh(_settings(), only=source or None,
+                                     accept_shrink=accept_shrink, on_event=event)
+                break
+            except RefreshLocked:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
     except PerfledgerError as e:
         _fail(e)
         return
+    finally:
+        if progress is not None:
+            progress.stop()
     if report:
         report.write_text(json.dumps(result.as_dict(), indent=2, default=str))
     for line in result.summary_lines():
@@ -68,11 +94,21 @@ def serve(
     host: Annotated[str | None, typer.Option(help="Address (default: api_host).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (default: api_port).")] = None,
     workers: Annotated[int | None, typer.Option(help="uvicorn workers (default: api_workers).")] = None,
+    refresh_every: Annotated[str | None, typer.Option(
+        help="Also refresh in the background every interval, e.g. 30m, 6h, 1d (single-process "
+        "deployments; requests are never blocked).")] = None,
 ) -> None:
     """Serve the read-only API over the current snapshot."""
     import uvicorn
 
     s = _settings()
+    if refresh_every:
+        from warehouse.scheduler import parse_interval, start_background_refresh
+
+        try:
+            start_background_refresh(s, parse_interval(refresh_every))
+        except PerfledgerError as e:
+            _fail(e)
     # Workers are separate processes that build their own Settings from the environment.
     os.environ["PERFLEDGER_DATA_DIR"] = str(s.data_path)
     os.environ["PERFLEDGER_SOURCES"] = str(s.sources.resolve())
@@ -220,7 +256,7 @@ def calc(
                 con.close()
         else:
             _fail(PerfledgerError(f"unknown calculator {name!r}; known: "
-                                  f"{', '.join(sorted(set(CALCULATORS) | PURE))}"))
+                                  f"{', '.join(sorted(set(CALCULATORS) | set(PURE)))}"))
             return
     except TypeError as e:
         _fail(PerfledgerError(f"{name}: {e}"))

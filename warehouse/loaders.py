@@ -24,6 +24,7 @@ from warehouse.schema import (
     AzurePrice,
     BenchmarkRule,
     Claim,
+    ClaimHistory,
     Hardware,
     HardwareSpec,
     MlperfResult,
@@ -162,6 +163,7 @@ def load_curated(ctx: LoadContext) -> None:
                                               parser_version=curated.PARSER_VERSION)
                  for r in raws}
     tables = curated.rows(parsed, snapshots)
+    _keep_claim_history(ctx, tables["claim"])
     models = {"claim": Claim, "hardware": Hardware, "hardware_spec": HardwareSpec,
               "model_shape": ModelShape, "accelerator_alias": AcceleratorAlias}
     for table, model in models.items():
@@ -171,6 +173,34 @@ def load_curated(ctx: LoadContext) -> None:
         insert_rows(ctx.con, model, tables[table])
     ctx.outcome.rows = sum(len(v) for v in tables.values())
     ctx.outcome.status = "updated"
+
+
+def _keep_claim_history(ctx: LoadContext, new_claims: list[dict]) -> None:
+    """Before claims are replaced: keep each edited claim's old version and each withdrawn
+    claim, with the dates, in claim_history."""
+    import json
+    from datetime import UTC, datetime
+
+    compared = ("vendor", "product", "model", "metric", "value", "unit", "evidence", "claimed_on",
+                "checked_on", "source_url", "quote", "conditions", "accelerator_id", "note")
+    new = {c["id"]: c for c in new_claims}
+    now = datetime.now(UTC)
+    history = []
+    for old in fetch_dicts(ctx.con, "SELECT c.*, s.fetched_at AS _fetched FROM claim c "
+                                    "LEFT JOIN source_snapshot s ON s.id = c.source_snapshot_id"):
+        fresh = new.get(old["id"])
+        if fresh is not None and all(str(fresh[k]) == str(old[k]) for k in compared):
+            continue
+        fetched = old.pop("_fetched")
+        history.append({
+            "id": f"{old['id']}@{now.isoformat()}", "claim_id": old["id"],
+            "status": "withdrawn" if fresh is None else "edited", "valid_from": fetched,
+            "valid_to": now, "value": old["value"], "evidence": old["evidence"],
+            "claimed_on": old["claimed_on"], "checked_on": old["checked_on"],
+            "version": json.dumps(old, default=str), "source_snapshot_id": old["source_snapshot_id"]})
+    insert_rows(ctx.con, ClaimHistory, history)
+    ctx.outcome.details["claims_edited"] = sum(h["status"] == "edited" for h in history)
+    ctx.outcome.details["claims_withdrawn"] = sum(h["status"] == "withdrawn" for h in history)
 
 
 def load_rules(ctx: LoadContext) -> None:

@@ -33,7 +33,6 @@ from warehouse.store import Layout, RefreshLock
 
 log = logging.getLogger("perfledger.refresh")
 
-MIN_FREE_BYTES = 64 * 1024 * 1024
 
 
 @dataclass
@@ -82,8 +81,8 @@ def new_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(3)
 
 
-def _check_disk(layout: Layout) -> None:
-    need = MIN_FREE_BYTES
+def _check_disk(layout: Layout, min_free_mb: int) -> None:
+    need = min_free_mb * 2**20
     current = layout.read_current()
     if current is not None and current.path.exists():
         need += 2 * current.path.stat().st_size
@@ -127,9 +126,10 @@ def refresh(
             emit("cleanup", f"removed partial file {p.name} left by an interrupted refresh")
         staging = None
         try:
-            _check_disk(layout)
+            _check_disk(layout, settings.min_free_mb)
             snapshot_id = report.id
             t = time.perf_counter()
+            emit("stage", f"staging snapshot {snapshot_id}")
             staging = layout.start_staging(snapshot_id)
             con = duckdb.connect(str(staging))
             create_all(con)
@@ -171,6 +171,7 @@ def refresh(
                 return _finish(layout, report)
 
             t = time.perf_counter()
+            emit("derive", "normalising accelerators and installing derived views")
             report.coverage = apply_aliases(con)
             derived.install(con)
             con.execute("CHECKPOINT")
@@ -178,6 +179,7 @@ def refresh(
             report.stages["derive"] = time.perf_counter() - t
 
             t = time.perf_counter()
+            emit("validate", "running the validation suites")
             report.validation = validation.run_isolated(staging, layout=layout, run_id=report.id)
             report.stages["validate"] = time.perf_counter() - t
             errors = [v for v in report.validation if not v["success"] and v["severity"] == "error"]
@@ -200,9 +202,10 @@ def refresh(
             _record_run(con, layout, report)
             con.execute("CHECKPOINT")
             con.close()
+            emit("publish", f"publishing snapshot {snapshot_id}")
             layout.publish(staging, snapshot_id)
             staging = None
-            for p in layout.prune(settings.retention_count):
+            for p in layout.prune(settings.retention_count, settings.retention_days):
                 emit("prune", f"removed old snapshot {p.name}")
             report.stages["publish"] = time.perf_counter() - t
             return _finish(layout, report)

@@ -171,6 +171,26 @@ class Claim(ClaimBase, table=True):
     __tablename__ = "claim"
 
 
+class ClaimHistoryBase(SQLModel):
+    id: str = F("Claim id and the time the version was replaced.", primary_key=True)
+    claim_id: str = F("The claim's stable id.")
+    status: str = F("edited (a newer version replaced it) or withdrawn (removed from the file).")
+    valid_from: datetime | None = F("When the replaced version's file was fetched (UTC).")
+    valid_to: datetime = F("When the refresh that replaced or withdrew it ran (UTC).")
+    value: float = Num("The claim's figure in that version.")
+    evidence: str = F("The version's evidence label.")
+    claimed_on: date | None = F("The version's claim date.")
+    checked_on: date = F("The version's check date.")
+    version: str = F("JSON of the whole claim row as it was.")
+    source_snapshot_id: str = F("source_snapshot.id of the file bytes the version came from.")
+
+
+class ClaimHistory(ClaimHistoryBase, table=True):
+    """Earlier versions of edited claims and withdrawn claims, kept with their dates."""
+
+    __tablename__ = "claim_history"
+
+
 class HardwareSpecBase(SQLModel):
     id: str = F("Stable id: hardware id and metric.", primary_key=True)
     hardware_id: str = F("Hardware (accelerator or system) id.")
@@ -326,13 +346,14 @@ class AzurePrice(AzurePriceBase, table=True):
 
 
 TABLES: list[type[SQLModel]] = [
-    SourceSnapshot, RefreshRun, ValidationResult, MlperfResult, Claim, Hardware, HardwareSpec,
+    SourceSnapshot, RefreshRun, ValidationResult, MlperfResult, Claim, ClaimHistory, Hardware,
+    HardwareSpec,
     ModelShape, AcceleratorAlias, BenchmarkRule, RulePin, AzurePrice,
 ]
 
 # Tables whose rows are facts: each has `evidence` and `source_snapshot_id`.
-FACT_TABLES = ["mlperf_result", "claim", "hardware_spec", "model_shape", "benchmark_rule",
-               "azure_price"]
+FACT_TABLES = ["mlperf_result", "claim", "claim_history", "hardware_spec", "model_shape",
+               "benchmark_rule", "azure_price"]
 
 
 def _ddl(model: type[SQLModel]) -> str:

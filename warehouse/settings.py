@@ -37,6 +37,13 @@ class Settings(BaseSettings):
         1.0, ge=0, description="Seconds between API checks for a newly published snapshot."
     )
     retention_count: int = Field(10, ge=1, description="Snapshot files kept, the current included.")
+    retention_days: float | None = Field(
+        None, gt=0, description="Also delete snapshot files older than this many days (never "
+        "the current one); unset keeps them until retention_count."
+    )
+    min_free_mb: int = Field(
+        64, ge=0, description="Free disk (MiB) a refresh needs beyond twice the current snapshot."
+    )
     shrink_ratio: float = Field(
         0.5, ge=0, le=1, description="Reject a source returning fewer than this share of last rows."
     )

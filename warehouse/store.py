@@ -132,14 +132,21 @@ class Layout:
             removed.append(p)
         return removed
 
-    def prune(self, keep: int) -> list[Path]:
-        """Delete the oldest snapshot files beyond ``keep``; never the current one."""
+    def prune(self, keep: int, max_age_days: float | None = None) -> list[Path]:
+        """Delete the oldest snapshot files beyond ``keep`` and those older than
+        ``max_age_days``; never the current one, never the raw store."""
+        import time
+
         current = self.read_current()
         files = sorted(self.snapshots.glob("*.duckdb"))
-        victims = [p for p in files[:-keep] if current is None or p != current.path]
-        for p in victims:
+        victims = set(files[:-keep])
+        if max_age_days is not None:
+            cutoff = time.time() - max_age_days * 86400
+            victims |= {p for p in files if p.stat().st_mtime < cutoff}
+        doomed = sorted(p for p in victims if current is None or p != current.path)
+        for p in doomed:
             p.unlink(missing_ok=True)
-        return victims
+        return doomed
 
     # ---------------------------------------------------------------- run journal
     def write_run(self, run: dict) -> None:

@@ -42,19 +42,24 @@ def list_claims(
     return render_list(request, q, p)
 
 
-@router.get("/claims/{claim_id}", summary="One claim with its source file snapshot",
+@router.get("/claims/{claim_id}", summary="One claim, its source file snapshot and its history",
             responses={404: {"description": "Unknown claim id."}})
 def get_claim(request: Request, claim_id: Annotated[str, Path(description="Claim id.")]) -> Response:
-    """One claim, and the curated file snapshot it was read from."""
+    """One claim, the curated file snapshot it was read from, and its earlier versions (a
+    withdrawn claim answers with ``row: null`` and its history)."""
     opened, con = reader(request).cursor()
     try:
         row = queries.get_one(con, "claim", "id", claim_id)
         source = row and queries.source_snapshot(con, row["source_snapshot_id"])
+        _, history, _ = queries.run_list(con, ListQuery(
+            relation="claim_history", equals={"claim_id": [claim_id]}, sort=["valid_to"],
+            limit=1000, with_source=True))
     finally:
         con.close()
-    if row is None:
+    if row is None and not history:
         raise HTTPException(404, f"no claim {claim_id!r} in snapshot {opened.id}")
-    return render_item(request, opened, {"row": row, "source": source})
+    return render_item(request, opened, {"row": row, "source": source, "history": history,
+                                         "withdrawn": row is None})
 
 
 @router.get("/hardware", summary="Hardware peak figures (vendor specs), one metric per row")
