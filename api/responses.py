@@ -54,9 +54,23 @@ def _plain(value: object) -> object:
     return value
 
 
+def _finite(obj: object) -> object:
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def dumps(obj: object) -> bytes:
     """JSON bytes (dates as ISO 8601, non-finite floats as null)."""
-    return json.dumps(obj, default=_plain, separators=(",", ":"), allow_nan=False).encode()
+    try:
+        return json.dumps(obj, default=_plain, separators=(",", ":"), allow_nan=False).encode()
+    except ValueError:  # an overflowed figure somewhere inside: say null, not Infinity
+        return json.dumps(_finite(obj), default=_plain, separators=(",", ":"),
+                          allow_nan=False).encode()
 
 
 def _clean(rows: list[dict]) -> list[dict]:

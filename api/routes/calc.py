@@ -21,15 +21,26 @@ HardwareId = Annotated[str | None, Query(description="Hardware id from /v1/hardw
 ModelId = Annotated[str | None, Query(description="Model id from /v1/models, e.g. illustrative-100b.")]
 Prec = Annotated[Precision, Query(description="Weight (and KV) precision.")]
 Context = Annotated[int, Query(ge=0, le=10_000_000, description="Tokens of context per user.")]
-Eff = Annotated[float, Query(gt=0, le=1, description="Share of peak bandwidth achieved (0-1].")]
-Pos = Annotated[float | None, Query(gt=0, description="Explicit value, overrides the warehouse.")]
+Eff = Annotated[float, Query(ge=0.001, le=1, description="Share of peak bandwidth achieved "
+                             "(0.001-1).")]
+Pos = Annotated[float | None, Query(ge=1e-6, le=1e21, description="Explicit value (SI units), "
+                                   "overrides the warehouse.")]
 PosInt = Annotated[int | None, Query(gt=0, description="Explicit value, overrides the warehouse.")]
+
+
+def _arith(fn, *args, **kw):
+    """Run a calculation; inputs so extreme that the arithmetic breaks get a 422, not a 500."""
+    try:
+        return fn(*args, **kw)
+    except (ZeroDivisionError, OverflowError) as e:
+        raise QueryError(f"these inputs are too extreme to compute ({e}); use realistic "
+                         "magnitudes") from None
 
 
 def _run(request: Request, fn, **kw) -> Response:
     opened, con = reader(request).cursor()
     try:
-        payload = fn(con, **kw)
+        payload = _arith(fn, con, **kw)
     finally:
         con.close()
     return render_item(request, opened, payload)
@@ -56,7 +67,7 @@ def batch(request: Request, hardware: HardwareId = None, model: ModelId = None,
           batches: Annotated[list[int] | None, Query(alias="batch", description="Batch sizes "
                              "(repeatable); default 1, 8, 32.")] = None,
           efficiency: Eff = 0.5,
-          price_per_hour: Annotated[float | None, Query(gt=0, description="USD per hour of the "
+          price_per_hour: Annotated[float | None, Query(ge=1e-6, le=1e9, description="USD per hour of the "
                                     "whole system (caller's assumption).")] = None,
           sku: Annotated[str | None, Query(description="Azure VM size whose current on-demand "
                          "Linux list price to use, e.g. Standard_ND96isr_H100_v5.")] = None,
@@ -73,7 +84,7 @@ def batch(request: Request, hardware: HardwareId = None, model: ModelId = None,
 @router.get("/prefill", summary="TTFT lower bound: 2 × active params × prompt ÷ (FLOP/s × MFU × chips)")
 def prefill(request: Request, hardware: HardwareId = None, model: ModelId = None,
             prompt_tokens: Annotated[int, Query(ge=1, le=10_000_000, description="Prompt tokens.")] = 8192,
-            mfu: Annotated[float, Query(gt=0, le=1, description="Model FLOP utilisation (0-1].")] = 0.4,
+            mfu: Annotated[float, Query(ge=0.001, le=1, description="Model FLOP utilisation (0.001-1).")] = 0.4,
             chips: Annotated[int | None, Query(ge=1, description="Chips sharing the prompt "
                              "(default: the system's accelerators).")] = None,
             dense_flops: Pos = None, active_params: Pos = None) -> Response:
@@ -111,10 +122,11 @@ def speculative(request: Request,
 
 @router.get("/tensor-parallel", summary="Time per token under tensor parallelism")
 def tensor_parallel(request: Request,
-                    weight_bytes: Annotated[float, Query(gt=0, description="Bytes of weights read per token.")] = 100e9,
+                    weight_bytes: Annotated[float, Query(
+                        ge=1, le=1e18, description="Bytes of weights read per token.")] = 100e9,
                     tp: Annotated[list[int] | None, Query(description="TP degrees (repeatable); "
                                   "default 8, 16, 32, 72.")] = None,
-                    bandwidth_per_gpu: Annotated[float, Query(gt=0, description="B/s per GPU.")] = 8e12,
+                    bandwidth_per_gpu: Annotated[float, Query(ge=1, le=1e18, description="B/s per GPU.")] = 8e12,
                     efficiency: Eff = 0.7,
                     layers: Annotated[int, Query(ge=1, le=10_000, description="Layers.")] = 80,
                     allreduce_us: Annotated[float, Query(ge=0, le=1e6, description="Latency of one "
@@ -123,7 +135,7 @@ def tensor_parallel(request: Request,
     degrees = tp or [8, 16, 32, 72]
     if any(d < 1 or d > 100_000 for d in degrees):
         raise QueryError("tp: each degree must be between 1 and 100000", param="tp")
-    rows = [{"tp": d, **calc.tensor_parallel(weight_bytes=weight_bytes, tp=d,
+    rows = [{"tp": d, **_arith(calc.tensor_parallel, weight_bytes=weight_bytes, tp=d,
                                              bandwidth_per_gpu=bandwidth_per_gpu,
                                              efficiency=efficiency, layers=layers,
                                              allreduce_latency=allreduce_us * 1e-6)}
@@ -138,10 +150,14 @@ def tensor_parallel(request: Request,
 def kv_transfer(request: Request, model: ModelId = None,
                 prompt_tokens: Annotated[int, Query(ge=1, le=10_000_000, description="Prompt tokens.")] = 8192,
                 precision: Prec = "fp8",
-                link_bandwidth: Annotated[list[float] | None, Query(gt=0, description="Link B/s "
+                link_bandwidth: Annotated[list[float] | None, Query(description="Link B/s (> 0, "
                                           "(repeatable); default 1.8e12 (NVLink) and 50e9 (400 Gb/s).")] = None,
                 layers: PosInt = None, kv_heads: PosInt = None, head_dim: PosInt = None) -> Response:
     """KV bytes = 2 × layers × KV heads × head dim × bytes × tokens; time = bytes ÷ link."""
+    links = link_bandwidth or [1.8e12, 50e9]
+    if any(not (0 < b < 1e20) for b in links):
+        raise QueryError("link_bandwidth: each value must be a positive number of bytes/s",
+                         param="link_bandwidth")
     opened, con = reader(request).cursor()
     try:
         md = ci.model(con, model) if model else {}
@@ -153,9 +169,9 @@ def kv_transfer(request: Request, model: ModelId = None,
               "kv_bytes_per_value": ci.default(calc.BYTES_PER_VALUE[precision], "B", precision)}
     lay, kvh, hd = ci.need(inputs, "layers", "kv_heads", "head_dim", param="model")
     per_token = calc.kv_bytes_per_token(int(lay), int(kvh), int(hd), calc.BYTES_PER_VALUE[precision])
-    rows = [{"link_bandwidth": bw, **calc.kv_transfer(kv_per_token=per_token,
+    rows = [{"link_bandwidth": bw, **_arith(calc.kv_transfer, kv_per_token=per_token,
                                                        prompt_tokens=prompt_tokens, link_bandwidth=bw)}
-            for bw in (link_bandwidth or [1.8e12, 50e9])]
+            for bw in links]
     return render_item(request, opened, ci.result("kv-transfer", inputs, {
         "kv_bytes_per_token": per_token, "rows": rows}))
 
@@ -177,14 +193,15 @@ def capacity(request: Request, model: ModelId = None, params: Pos = None,
               "capacity_per_unit": ci.pick(capacity_per_unit, "B", hw.get(metric)),
               "bytes_per_weight": ci.default(calc.BYTES_PER_VALUE[precision], "B", precision)}
     p, cap = ci.need(inputs, "params", "capacity_per_unit", param="hardware")
-    return render_item(request, opened, ci.result("capacity", inputs, calc.capacity_units(
-        params=p, bytes_per_weight=calc.BYTES_PER_VALUE[precision], capacity_per_unit=cap)))
+    return render_item(request, opened, ci.result("capacity", inputs, _arith(
+        calc.capacity_units, params=p, bytes_per_weight=calc.BYTES_PER_VALUE[precision],
+        capacity_per_unit=cap)))
 
 
 @router.get("/bandwidth-needed", summary="Bandwidth needed to meet a TPOT target")
 def bandwidth_needed(request: Request, model: ModelId = None, active_params: Pos = None,
                      precision: Prec = "fp8",
-                     tpot_ms: Annotated[float, Query(gt=0, le=1e6, description="TPOT target in ms.")] = 10.0,
+                     tpot_ms: Annotated[float, Query(ge=0.001, le=1e6, description="TPOT target in ms.")] = 10.0,
                      efficiency: Eff = 0.5) -> Response:
     """effective = active bytes ÷ TPOT; peak = effective ÷ efficiency (weights only)."""
     opened, con = reader(request).cursor()
@@ -196,9 +213,9 @@ def bandwidth_needed(request: Request, model: ModelId = None, active_params: Pos
               "tpot": ci.caller(tpot_ms / 1000, "s"), "efficiency": ci.caller(efficiency, "fraction"),
               "bytes_per_weight": ci.default(calc.BYTES_PER_VALUE[precision], "B", precision)}
     act, = ci.need(inputs, "active_params", param="model")
-    return render_item(request, opened, ci.result("bandwidth-needed", inputs, calc.bandwidth_needed(
-        active_params=act, bytes_per_weight=calc.BYTES_PER_VALUE[precision], tpot=tpot_ms / 1000,
-        efficiency=efficiency)))
+    return render_item(request, opened, ci.result("bandwidth-needed", inputs, _arith(
+        calc.bandwidth_needed, active_params=act, bytes_per_weight=calc.BYTES_PER_VALUE[precision],
+        tpot=tpot_ms / 1000, efficiency=efficiency)))
 
 
 @router.get("/grid", summary="The article's table: every hardware × every illustrative shape")
