@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
@@ -41,5 +43,40 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                            expose_headers=["ETag", "X-Total-Count", "X-Snapshot-Id"])
     for module in (results, derived, evidence, prices, calc, provenance):
         app.include_router(module.router)
+    _document(app)
     logging.getLogger("perfledger.api").info("serving data directory %s", settings.data_path)
     return app
+
+
+EXAMPLES = Path(__file__).with_name("examples.json")
+ERROR_EXAMPLE = {"error": {"status": 422, "code": "invalid_parameter",
+                           "message": "limit must be at most 1000 (got 5000); page with offset "
+                                      "or the next link", "param": "limit"}}
+
+
+def _document(app: FastAPI) -> None:
+    """OpenAPI with a recorded example response per endpoint (api/examples.json, made by
+    ``python -m tests.make_examples``) and the one error shape on 422/404."""
+    from fastapi.openapi.utils import get_openapi
+
+    def openapi() -> dict:
+        if app.openapi_schema:
+            return app.openapi_schema
+        schema = get_openapi(title=app.title, version=app.version, description=app.description,
+                             routes=app.routes, tags=app.openapi_tags)
+        examples = json.loads(EXAMPLES.read_text()) if EXAMPLES.exists() else {}
+        for path, item in schema["paths"].items():
+            op = item.get("get")
+            if not op:
+                continue
+            ok = op["responses"].setdefault("200", {"description": "OK"})
+            if path in examples:
+                ok.setdefault("content", {}).setdefault("application/json", {})["example"] = \
+                    examples[path]
+            op["responses"]["422"] = {
+                "description": "A parameter is invalid; the message says what is accepted.",
+                "content": {"application/json": {"example": ERROR_EXAMPLE}}}
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

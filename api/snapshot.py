@@ -51,6 +51,7 @@ class SnapshotReader:
         self._lock = threading.Lock()
         self._current: Opened | None = None
         self._previous: Opened | None = None
+        self._history: dict[str, Opened] = {}
         self._checked = 0.0
 
     def _open(self, ref: SnapshotRef | None) -> Opened:
@@ -76,13 +77,46 @@ class SnapshotReader:
             self._checked = now
             return self._current
 
-    def cursor(self) -> tuple[Opened, duckdb.DuckDBPyConnection]:
-        """The snapshot and a cursor of its connection for one request's thread."""
-        opened = self.get()
+    def cursor(self, at: datetime | None = None) -> tuple[Opened, duckdb.DuckDBPyConnection]:
+        """The snapshot (current, or the one published at ``at``) and a cursor of its
+        connection for one request's thread."""
+        opened = self.get() if at is None else self.published_at(at)
         return opened, opened.con.cursor()
+
+    def published_at(self, at: datetime) -> Opened:
+        """The snapshot that was current at ``at``: the last one published at or before it.
+        Raises ``QueryError`` when none was, or when retention has pruned it."""
+        from warehouse.exceptions import QueryError
+
+        runs = [r for r in self.layout.read_runs()
+                if r.get("snapshot_id") and r["status"] in ("published", "partial")
+                and r.get("finished_at")]
+        before = [r for r in runs if datetime.fromisoformat(r["finished_at"]) <= at]
+        if not before:
+            first = min((r["finished_at"] for r in runs), default=None)
+            raise QueryError(f"as_of {at.isoformat()}: no snapshot was published by then"
+                             + (f"; the first was published {first}" if first else ""),
+                             param="as_of")
+        run = max(before, key=lambda r: r["finished_at"])
+        path = self.layout.snapshots / f"{run['snapshot_id']}.duckdb"
+        if not path.exists():
+            kept = sorted(p.stem for p in self.layout.snapshots.glob("*.duckdb"))
+            raise QueryError(f"as_of {at.isoformat()}: snapshot {run['snapshot_id']} was pruned "
+                             f"by retention; the oldest kept is {kept[0] if kept else 'none'}",
+                             param="as_of")
+        with self._lock:
+            cached = self._history.get(run["snapshot_id"])
+            if cached is None:
+                ref = SnapshotRef(run["snapshot_id"], path,
+                                  datetime.fromisoformat(run["finished_at"]))
+                cached = self._open(ref)
+                self._history[run["snapshot_id"]] = cached
+                while len(self._history) > 4:
+                    self._history.pop(next(iter(self._history))).con.close()
+            return cached
 
     def close(self) -> None:
         """Close every connection."""
-        for o in (self._current, self._previous):
+        for o in (self._current, self._previous, *self._history.values()):
             if o is not None:
                 o.con.close()

@@ -179,6 +179,27 @@ def validate(
 
 
 @app.command()
+def export(
+    out: Annotated[Path, typer.Option(help="Directory to write the files and manifest.json to.")],
+    format: Annotated[str, typer.Option(help="parquet or csv.")] = "parquet",
+) -> None:
+    """Write every table and view of the current snapshot, one file each, with a manifest."""
+    from warehouse.export import export as run_export
+
+    ref = Layout(_settings().data_path).read_current()
+    if ref is None:
+        _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
+        return
+    try:
+        manifest = run_export(ref, out, format)
+    except PerfledgerError as e:
+        _fail(e)
+        return
+    typer.echo(f"exported {len(manifest['files'])} tables and views of snapshot "
+               f"{manifest['snapshot_id']} to {out}")
+
+
+@app.command()
 def describe() -> None:
     """Print the data dictionary: every table and view with its columns and comments."""
     import duckdb

@@ -171,6 +171,9 @@ def run_isolated(path: Path, *, layout: Layout, run_id: str = "validate") -> lis
     """``run`` in a child process: great-expectations opens the file through duckdb-engine with
     its own connection settings, which DuckDB will not mix with other connections to the same
     file in one process; a child also keeps GX's memory out of the caller."""
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if not main_file or not Path(main_file).exists():
+        return _run_subprocess(path, layout=layout, run_id=run_id)
     ctx = _context()
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(str(path), str(layout.root), run_id, child))
@@ -184,6 +187,20 @@ def run_isolated(path: Path, *, layout: Layout, run_id: str = "validate") -> lis
     if status != "ok":
         raise ValidationFailed(f"validation could not run: {payload}")
     return payload
+
+
+def _run_subprocess(path: Path, *, layout: Layout, run_id: str) -> list[dict]:
+    """The same in a plain ``python -m`` child, for callers without a main script file (the
+    forkserver re-imports the main module, which a REPL or ``python -`` does not have)."""
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "warehouse.validation", str(path), str(layout.root), run_id],
+        capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise ValidationFailed(
+            "validation could not run: " + (proc.stderr.strip().splitlines() or ["?"])[-1])
+    return json.loads(proc.stdout)
 
 
 if __name__ == "__main__":

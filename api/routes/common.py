@@ -4,6 +4,7 @@ that runs a ``ListQuery`` and renders it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Annotated
 
 from fastapi import Depends, Query, Request
@@ -70,10 +71,11 @@ def settings_of(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def render_list(request: Request, q: ListQuery, p: Page) -> Response:
-    """Run a list query on the current snapshot and render it in the requested format."""
+def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = None) -> Response:
+    """Run a list query on the current snapshot (or the one current at ``at``) and render it
+    in the requested format."""
     q.limit, q.offset, q.sort, q.columns = p.limit, p.offset, p.sort, p.columns
-    opened, con = reader(request).cursor()
+    opened, con = reader(request).cursor(at)
     try:
         total, rows, cols = run_list(con, q)
     finally:
@@ -86,6 +88,22 @@ def render_list(request: Request, q: ListQuery, p: Page) -> Response:
 def render_item(request: Request, opened: Opened, payload: dict) -> Response:
     """Render one object with the cache headers."""
     return item_response(request, opened, payload, settings_of(request).api_cache_max_age)
+
+
+def parse_as_of(value: str | None) -> datetime | None:
+    """``YYYY-MM-DD`` (the end of that day, UTC) or an ISO 8601 timestamp; 422 otherwise."""
+    if value is None:
+        return None
+    try:
+        if len(value) == 10:
+            day = date.fromisoformat(value)
+            return datetime.combine(day + timedelta(days=1), time(), UTC) - timedelta(microseconds=1)
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    except ValueError:
+        raise QueryError(f"as_of: {value!r} is not a date (YYYY-MM-DD) or ISO 8601 timestamp",
+                         param="as_of") from None
+
 
 
 def check_choice(name: str, values: list[str], allowed: dict[str, str]) -> list[str]:

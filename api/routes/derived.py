@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from api.routes.common import PageDep, check_choice, listed, render_list
-from api.routes.prices import AsOf, parse_as_of
+from api.routes.common import PageDep, check_choice, listed, parse_as_of, render_list
+from api.routes.prices import AsOf
 from api.routes.results import AVAILABILITY, DIVISIONS
 from ingest.mlperf import SCENARIOS, normalise_model
 from warehouse import queries

@@ -7,7 +7,15 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import Response
 
-from api.routes.common import PageDep, check_choice, listed, reader, render_item, render_list
+from api.routes.common import (
+    PageDep,
+    check_choice,
+    listed,
+    parse_as_of,
+    reader,
+    render_item,
+    render_list,
+)
 from warehouse import queries
 from warehouse.evidence import Evidence
 from warehouse.queries import ListQuery
@@ -15,16 +23,7 @@ from warehouse.queries import ListQuery
 router = APIRouter(prefix="/v1", tags=["evidence"])
 LABELS = {e.value: e.value for e in Evidence}
 
-CLAIM_EXAMPLE = {"snapshot_id": "…", "total": 1, "limit": 100, "offset": 0, "next": None,
-                 "rows": [{"id": "cerebras-llama3.1-405b-969", "vendor": "Cerebras",
-                           "model": "llama3.1-405b", "metric": "output_tokens_per_s_per_user",
-                           "value": 969.0, "unit": "tokens/s", "evidence": "vendor_claim",
-                           "claimed_on": "2024-11-18", "checked_on": "2026-10-25",
-                           "source_url": "https://www.cerebras.ai/blog/llama-405b-inference"}]}
-
-
-@router.get("/claims", summary="Dated vendor claims, projections and reported figures",
-            responses={200: {"content": {"application/json": {"example": CLAIM_EXAMPLE}}}})
+@router.get("/claims", summary="Dated vendor claims, projections and reported figures")
 def list_claims(
     request: Request, p: PageDep,
     vendor: Annotated[list[str] | None, Query(description="Vendor, e.g. Cerebras.")] = None,
@@ -32,6 +31,9 @@ def list_claims(
     metric: Annotated[list[str] | None, Query(description="Metric, e.g. output_tokens_per_s_per_user.")] = None,
     model: Annotated[list[str] | None, Query(description="Model the figure is about.")] = None,
     product: Annotated[str | None, Query(description="Substring of the product name.")] = None,
+    as_of: Annotated[str | None, Query(description="Answer from the snapshot that was current "
+                                       "at this date (YYYY-MM-DD, end of day UTC) or timestamp; "
+                                       "default: the current one.")] = None,
 ) -> Response:
     """Every curated claim with its evidence label, dates, source URL and quote."""
     q = ListQuery(relation="claim", with_source=True, equals={
@@ -39,7 +41,7 @@ def list_claims(
         "evidence": check_choice("evidence", listed(evidence), LABELS)})
     if product:
         q.contains["product"] = product
-    return render_list(request, q, p)
+    return render_list(request, q, p, parse_as_of(as_of))
 
 
 @router.get("/claims/{claim_id}", summary="One claim, its source file snapshot and its history",

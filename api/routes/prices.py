@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from api.routes.common import PageDep, check_choice, listed, reader, render_item, render_list
+from api.routes.common import (
+    PageDep,
+    check_choice,
+    listed,
+    parse_as_of,
+    reader,
+    render_item,
+    render_list,
+)
 from warehouse import queries
-from warehouse.exceptions import QueryError
 from warehouse.queries import ListQuery
 
 router = APIRouter(prefix="/v1", tags=["prices"])
@@ -19,21 +26,6 @@ OFFERS = {o: o for o in ("on_demand", "spot", "low_priority", "reservation", "de
 OSES = {"linux": "linux", "windows": "windows"}
 TYPES = {"consumption": "Consumption", "reservation": "Reservation",
          "devtestconsumption": "DevTestConsumption"}
-
-
-def parse_as_of(value: str | None) -> datetime | None:
-    """``YYYY-MM-DD`` (the end of that day, UTC) or an ISO 8601 timestamp; 422 otherwise."""
-    if value is None:
-        return None
-    try:
-        if len(value) == 10:
-            day = date.fromisoformat(value)
-            return datetime.combine(day + timedelta(days=1), time(), UTC) - timedelta(microseconds=1)
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    except ValueError:
-        raise QueryError(f"as_of: {value!r} is not a date (YYYY-MM-DD) or ISO 8601 timestamp",
-                         param="as_of") from None
 
 
 def as_of_clause(moment: datetime | None) -> tuple[str, list]:

@@ -7,7 +7,15 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import Response
 
-from api.routes.common import PageDep, check_choice, listed, reader, render_item, render_list
+from api.routes.common import (
+    PageDep,
+    check_choice,
+    listed,
+    parse_as_of,
+    reader,
+    render_item,
+    render_list,
+)
 from ingest.mlperf import SCENARIOS, normalise_model
 from warehouse import queries
 from warehouse.queries import ListQuery
@@ -17,19 +25,8 @@ router = APIRouter(prefix="/v1", tags=["results"])
 AVAILABILITY = {"available": "available", "preview": "preview", "rdi": "rdi"}
 DIVISIONS = {"closed": "closed", "open": "open"}
 
-EXAMPLE = {"snapshot_id": "20261202T120000000000Z-abc123", "total": 1, "limit": 100,
-           "offset": 0, "next": None, "rows": [{
-               "id": "1f0c…", "round": "v6.1", "organization": "NVIDIA",
-               "platform": "GB200-NVL72_GB200-186GB_aarch64x72_TRT", "model_id": "deepseek-r1",
-               "scenario": "Interactive", "result": 240274.0, "units": "Tokens/s",
-               "evidence": "measured", "source_snapshot_id": "…",
-               "source_url": "https://raw.githubusercontent.com/mlcommons/…/summary.csv",
-               "source_sha256": "87980a2d…"}]}
-
-
 @router.get("/results", summary="MLPerf results, filtered and paginated",
-            responses={200: {"content": {"application/json": {"example": EXAMPLE},
-                                         "text/csv": {}}}})
+            responses={200: {"content": {"text/csv": {}}}})
 def list_results(
     request: Request,
     p: PageDep,
@@ -48,6 +45,9 @@ def list_results(
                                         "(case-insensitive).")] = None,
     min_result: Annotated[float | None, Query(description="Smallest result.")] = None,
     max_result: Annotated[float | None, Query(description="Largest result.")] = None,
+    as_of: Annotated[str | None, Query(description="Answer from the snapshot that was current "
+                                       "at this date (YYYY-MM-DD, end of day UTC) or timestamp; "
+                                       "default: the current one.")] = None,
 ) -> Response:
     """Every MLPerf result row with its evidence label (`measured`) and source."""
     q = ListQuery(relation="mlperf_result", with_source=True)
@@ -70,7 +70,7 @@ def list_results(
         q.contains["system_name"] = system
     if min_result is not None or max_result is not None:
         q.ranges["result"] = (min_result, max_result)
-    return render_list(request, q, p)
+    return render_list(request, q, p, parse_as_of(as_of))
 
 
 @router.get("/results/{result_id}", summary="One MLPerf result with its full source record",
