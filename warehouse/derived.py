@@ -230,10 +230,55 @@ SELECT 'claim_check', id, basis, weakest_input FROM claim_check
 """)
 
 
+# Meanings of columns that several views compute the same way.
+COMMON_COLUMNS = {
+    "basis": "Evidence basis the derived row reports, e.g. derived: measured + list_price.",
+    "weakest_input": "The weakest evidence label among the row's inputs.",
+    "id": "Stable id of the derived row (built from its inputs' ids).",
+    "result_id": "mlperf_result.id of the input result.",
+    "price_id": "azure_price.id of the input price version.",
+    "rule_id": "benchmark_rule.id of the input latency limit.",
+    "claim_id": "claim.id of the claim checked.",
+    "offline_result": "The Offline result (throughput).",
+    "offline_units": "Units of the Offline result.",
+    "other_result": "The Server or Interactive result compared with Offline.",
+    "other_units": "Units of the Server or Interactive result.",
+    "offline_inferred": "Published inferred flag of the Offline row.",
+    "other_inferred": "Published inferred flag of the Server/Interactive row.",
+    "per_accelerator": "result / total_accelerators (aggregate throughput per accelerator).",
+    "accelerators": "Accelerators per VM (curated accelerator_alias.count).",
+    "hardware_name": "Display name of the hardware.",
+    "claim_value": "The claim's figure.",
+    "vendor_or_accelerator_in_round": "Whether the vendor or the claim's accelerator has any result in the round.",
+    "closest_result_id": "mlperf_result.id of the best comparable measured result, if any.",
+    "closest_result": "That result's value (Tokens/s, aggregate).",
+    "closest_scenario": "That result's scenario.",
+    "comparable_results": "How many results share the claim's accelerator and model in the round.",
+    "relation": "The derived view the row comes from.",
+    "reported_basis": "Basis the derived row reports.",
+    "rate_per_accelerator_hour": "USD per accelerator-hour used for the cost.",
+    "cost_per_million_tokens": "rate x total_accelerators / (tokens/s x 3600) x 1e6, in USD.",
+    "price_basis": "list_price (Azure) or assumed (a chosen rate).",
+}
+
+
 def install(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create every derived view with its comments."""
+    """(Re)create every derived view with its comments; a view column without its own
+    comment takes the meaning of the same-named table column, or a common one."""
     for name, (sql, comment, cols) in VIEWS.items():
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
         con.execute(f"COMMENT ON VIEW {name} IS $${comment}$$")
         for col, text in cols.items():
             con.execute(f"COMMENT ON COLUMN {name}.{col} IS $${text}$$")
+    known = dict(con.execute("""
+        SELECT column_name, any_value(comment) FROM duckdb_columns()
+        WHERE comment IS NOT NULL AND table_name IN (SELECT table_name FROM duckdb_tables())
+        GROUP BY column_name""").fetchall())
+    known.update(COMMON_COLUMNS)
+    missing = con.execute("""
+        SELECT table_name, column_name FROM duckdb_columns()
+        WHERE comment IS NULL AND table_name IN (SELECT view_name FROM duckdb_views()
+                                                 WHERE NOT internal)""").fetchall()
+    for view_name, column in missing:
+        if column in known:
+            con.execute(f'COMMENT ON COLUMN {view_name}."{column}" IS $${known[column]}$$')

@@ -81,5 +81,8 @@ def test_data_dictionary_file_matches_the_schema():
     con = duckdb.connect()
     create_all(con)
     derived.install(con)
+    blank = con.execute("SELECT table_name, column_name FROM duckdb_columns() "
+                        "WHERE comment IS NULL AND NOT internal").fetchall()
+    assert blank == [], "columns without a COMMENT"
     current = (REPO / "docs" / "DATA_DICTIONARY.md").read_text()
     assert current == dictionary(con) + "\n", "regenerate: perfledger describe > docs/DATA_DICTIONARY.md"
