@@ -1,0 +1,138 @@
+"""What dashboards and analysts rely on: formats, export, as_of by snapshot, and several API
+workers switching to a new snapshot without a failed request."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import httpx
+import pyarrow.parquet as pq
+
+from tests.helpers import free_port
+from tests.test_end_to_end import wait_until_up
+from warehouse.refresh import refresh
+
+BIN = Path(sys.executable).parent
+
+
+def test_ndjson_and_parquet_match_json(full_client):
+    params = "model=deepseek-r1&sort=result&limit=1000"
+    rows = full_client.get(f"/v1/results?{params}").json()["rows"]
+    nd = [json.loads(line) for line in full_client.get(f"/v1/results?{params}&format=ndjson").text.splitlines()]
+    assert [r["id"] for r in nd] == [r["id"] for r in rows]
+    table = pq.read_table(io.BytesIO(full_client.get(f"/v1/results?{params}&format=parquet").content))
+    assert table.column("id").to_pylist() == [r["id"] for r in rows]
+    assert table.column("result").to_pylist() == [r["result"] for r in rows]
+
+
+def test_export_reads_back_with_identical_rows_and_hashes(full_warehouse, tmp_path):
+    env = {**os.environ, "PERFLEDGER_DATA_DIR": str(full_warehouse / "var")}
+    out = tmp_path / "export"
+    done = subprocess.run([BIN / "perfledger", "export", "--out", str(out)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    current = json.loads((full_warehouse / "var" / "CURRENT").read_text())
+    assert manifest["snapshot_id"] == current["id"]
+    names = {f["name"] for f in manifest["files"]}
+    assert {"mlperf_result", "scenario_ratio", "claim", "azure_price", "claim_check"} <= names
+    con = duckdb.connect(str(full_warehouse / "var" / "snapshots" / current["file"]), read_only=True)
+    for f in manifest["files"]:
+        path = out / f["file"]
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == f["sha256"]
+        assert duckdb.sql(f"SELECT count(*) FROM '{path}'").fetchall()[0][0] == f["rows"]
+    original = con.execute("SELECT id, result, units FROM mlperf_result ORDER BY id").fetchall()
+    exported = duckdb.sql(f"SELECT id, result, units FROM '{out / 'mlperf_result.parquet'}' "
+                          "ORDER BY id").fetchall()
+    assert exported == original and len(original) == 492
+    con.close()
+    assert any(s["source"] == "mlperf" for s in manifest["sources"])
+
+
+def test_as_of_reads_the_snapshot_current_then(full_copy, client_for, monkeypatch):
+    tmp, sources = full_copy
+    from tests.conftest import make_settings
+    from warehouse import loaders
+    settings = make_settings(tmp, sources)
+    first_published = client_for(settings).get("/healthz").json()["published_at"]
+
+    def bump(ctx):
+        ctx.con.execute("UPDATE mlperf_result SET notes = 'edited' WHERE round = 'v6.1'")
+        ctx.outcome.status = "updated"
+    for name in ("mlperf", "mlperf_rules", "azure_prices"):
+        monkeypatch.setitem(loaders.LOADERS, name, lambda ctx: None)
+    monkeypatch.setitem(loaders.LOADERS, "curated", bump)
+    assert refresh(settings).status == "published"
+    client = client_for(settings)
+    now = client.get("/v1/results?limit=1").json()
+    then = client.get("/v1/results", params={"limit": 1, "as_of": first_published}).json()
+    assert now["rows"][0]["notes"] == "edited" and then["rows"][0]["notes"] != "edited"
+    assert then["snapshot_id"] != now["snapshot_id"]
+    early = client.get("/v1/results?as_of=2001-01-01")
+    assert early.status_code == 422 and "no snapshot was published by then" in early.json()["error"]["message"]
+
+
+def test_two_workers_switch_to_the_new_snapshot_without_errors(http_published, server, tmp_path):
+    from tests.helpers import copy_data_dir
+    src, body = http_published
+    copy_data_dir(src / "var", tmp_path / "var")
+    server.files["/summary.csv"] = body.replace(b'"240274.0"', b'"240555.0"')
+    port = free_port()
+    env = {**os.environ, "PERFLEDGER_DATA_DIR": str(tmp_path / "var"),
+           "PERFLEDGER_SOURCES": str(src / "sources.toml")}
+    api = subprocess.Popen([BIN / "perfledger", "serve", "--port", str(port), "--workers", "2"],
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    errors: list = []
+    seen_ids: list[str] = []
+    stop = threading.Event()
+
+    def poll():
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as c:
+            while not stop.is_set():
+                try:
+                    r = c.get("/v1/results?limit=1")
+                    if r.status_code != 200 or r.json()["total"] != 492:
+                        errors.append(r.status_code)
+                    seen_ids.append(r.headers["x-snapshot-id"])
+                except httpx.HTTPError as e:
+                    errors.append(repr(e))
+                time.sleep(0.01)
+
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}/healthz")
+        old = httpx.get(f"http://127.0.0.1:{port}/healthz").json()["snapshot_id"]
+        threads = [threading.Thread(target=poll, daemon=True) for _ in range(3)]
+        for t in threads:
+            t.start()
+        done = subprocess.run([BIN / "perfledger", "refresh"], env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        new = json.loads((tmp_path / "var" / "CURRENT").read_text())["id"]
+        assert new != old
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            recent = seen_ids[-60:]
+            if len(recent) == 60 and set(recent) == {new}:
+                break
+            time.sleep(0.2)
+        stop.set()
+        for t in threads:
+            t.join(10)
+        assert errors == []
+        assert set(seen_ids[-60:]) == {new} and old in seen_ids
+        answers = {httpx.get(f"http://127.0.0.1:{port}/v1/results",
+                             params={"min_result": 240555, "max_result": 240555}).json()["total"]
+                   for _ in range(20)}
+        assert answers == {1}
+    finally:
+        api.terminate()
+        api.wait(15)
