@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help setup run test lint refresh serve validate bench clean
+.PHONY: help setup run test lint refresh serve validate bench clean browser
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-10s %s\n", $$1, $$2}'
@@ -22,7 +22,12 @@ run: setup ## refresh the warehouse (a failed source is reported, last good data
 	-$(BIN)/perfledger refresh
 	$(BIN)/perfledger serve
 
-test: setup ## run the whole test suite
+browser: ## install Debian's chromium for the explorer page's browser test (skipped without it)
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) ; } || \
+	  echo "chromium not installed: the browser test will be skipped" >&2
+
+test: setup browser ## run the whole test suite
 	$(BIN)/python -m pytest
 
 lint: setup ## ruff and mypy
@@ -38,7 +43,9 @@ serve: setup ## serve the API over the current snapshot
 validate: setup ## run the validation suites over the current snapshot
 	$(BIN)/perfledger validate
 
-bench: setup ## measure refresh and API speed (prints a table, writes var/bench/)
+bench: setup ## measure refresh and API speed against Datasette and DuckDB (prints a table, writes var/bench/)
+	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk) || \
+	  (echo "make bench needs wrk (Debian package wrk)" >&2; exit 1)
 	$(BIN)/python -m tests.bench
 
 clean: ## remove the virtual environment and the data directory

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.staticfiles import StaticFiles
 
 from api import errors
-from api.routes import calc, derived, evidence, prices, provenance, results
+from api.routes import calc, derived, evidence, explorer, prices, provenance, results
 from api.snapshot import SnapshotReader
 from warehouse.settings import Settings
 from warehouse.store import Layout
@@ -41,8 +42,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(CORSMiddleware, allow_origins=settings.api_cors_origins,
                            allow_methods=["GET", "HEAD"], allow_headers=["*"],
                            expose_headers=["ETag", "X-Total-Count", "X-Snapshot-Id"])
-    for module in (results, derived, evidence, prices, calc, provenance):
+    for module in (results, derived, evidence, prices, calc, provenance, explorer):
         app.include_router(module.router)
+    app.mount("/static", StaticFiles(directory=explorer.STATIC), name="static")
     _document(app)
     logging.getLogger("perfledger.api").info("serving data directory %s", settings.data_path)
     return app

@@ -93,6 +93,7 @@ class AzureEmulator:
     faults: dict[int, list[Reply]] = field(default_factory=dict)  # page → replies to use first
     malformed: dict[int, dict] = field(default_factory=dict)   # page → item replacing the first
     requests: list[dict] = field(default_factory=list)
+    _selected: dict[tuple, list[dict]] = field(default_factory=dict)
 
     def __call__(self, req: Request) -> Reply:
         params = dict(parse_qsl(req.query, keep_blank_values=True))
@@ -101,9 +102,12 @@ class AzureEmulator:
         page = skip // self.page_size + 1
         if self.faults.get(page):
             return self.faults[page].pop(0)
-        selected = [i for i in self.items
-                    if matches(i, params.get("$filter", "serviceName eq 'Virtual Machines'"))
-                    and i["currencyCode"] == params.get("currencyCode", "USD")]
+        key = (params.get("$filter", "serviceName eq 'Virtual Machines'"),
+               params.get("currencyCode", "USD"), id(self.items), len(self.items))
+        if key not in self._selected:  # filter once per query, not once per page
+            self._selected[key] = [i for i in self.items if matches(i, key[0])
+                                   and i["currencyCode"] == key[1]]
+        selected = self._selected[key]
         chunk = [dict(i) for i in selected[skip: skip + self.page_size]]
         if page in self.malformed and chunk:
             chunk[0] = self.malformed[page]
