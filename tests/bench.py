@@ -28,7 +28,7 @@ import duckdb
 import httpx
 
 from tests.azure_emulator import AzureEmulator, generate_items, seed_items
-from tests.conftest import AZURE_PATH, full_sources, write_sources
+from tests.conftest import AZURE_PATH, full_sources
 from tests.helpers import REPO, SUMMARY_CSV, LocalServer, free_port
 
 BIN = Path(sys.executable).parent
