@@ -95,9 +95,12 @@ def wrk(url: str, concurrency: int, headers: dict | None = None) -> dict:
            "-s", str(script)]
     for k, v in (headers or {}).items():
         cmd += ["-H", f"{k}: {v}"]
-    out = subprocess.run(cmd + [url], capture_output=True, text=True, timeout=SECONDS * 10 + 30).stdout
+    done = subprocess.run(cmd + [url], capture_output=True, text=True, timeout=SECONDS * 10 + 30)
     script.unlink()
-    data = json.loads(next(line[5:] for line in out.splitlines() if line.startswith("JSON ")))
+    line = next((x for x in done.stdout.splitlines() if x.startswith("JSON ")), None)
+    if line is None:
+        raise RuntimeError(f"wrk gave no figures for {url}: {done.stdout[-500:]} {done.stderr[-500:]}")
+    data = json.loads(line[5:])
     data["rps"] = data["requests"] / data["seconds"]
     return data
 

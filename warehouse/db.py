@@ -28,7 +28,11 @@ def insert_rows(con: duckdb.DuckDBPyConnection, model, rows: Iterable[dict],
         nonlocal total
         if not chunk:
             return
-        arrow = pa.table({n: [r.get(n) for r in chunk] for n in names})
+        arrow = pa.Table.from_pylist(chunk)
+        for n in names:  # a key no row carries becomes a NULL column
+            if n not in arrow.column_names:
+                arrow = arrow.append_column(n, pa.nulls(len(chunk)))
+        arrow = arrow.select(names)
         con.register("_perfledger_batch", arrow)
         select = ", ".join(f'CAST("{n}" AS {types[n]}) AS "{n}"' for n in names)
         con.execute(f'INSERT INTO "{table}" BY NAME SELECT {select} FROM _perfledger_batch')  # noqa: S608 - names from the schema

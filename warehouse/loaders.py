@@ -69,6 +69,7 @@ class LoadContext:
     shrink_ratio: float = 0.5
     accept_shrink: bool = False
     today: str = ""
+    _pending: list[dict] = field(default_factory=list)
 
     def conditional(self, prev: dict | None) -> dict[str, str | None]:
         """ETag / Last-Modified of the previous fetch, for a conditional request."""
@@ -83,21 +84,37 @@ class LoadContext:
             "ORDER BY fetched_at DESC LIMIT 1", [source, label])
         return rows[0] if rows else None
 
-    def record(self, raw: Raw, *, kind: str, label: str | None, parser_version: str) -> str:
-        """Save the raw bytes, record the source snapshot, return its id."""
+    def record(self, raw: Raw, *, kind: str, label: str | None, parser_version: str,
+               defer: bool = False) -> str:
+        """Save the raw bytes, record the source snapshot, return its id. With ``defer`` the
+        row is queued and written by ``flush_snapshots`` (one bulk insert for many pages)."""
         sha = raw.sha256
         snapshot_id = hashlib.sha256(
             f"{raw.source}\x1f{label}\x1f{sha}".encode()).hexdigest()[:16]
         raw_path = self.layout.save_raw(raw.body, sha)
         self.outcome.bytes_fetched += len(raw.body)
-        exists = scalar(self.con, "SELECT count(*) FROM source_snapshot WHERE id = ?", [snapshot_id])
-        if not exists:
-            insert_rows(self.con, SourceSnapshot, [{
-                "id": snapshot_id, "source": raw.source, "kind": kind, "label": label,
-                "url": redact(raw.url), "fetched_at": raw.fetched_at, "sha256": sha,
-                "byte_size": len(raw.body), "etag": raw.etag, "last_modified": raw.last_modified,
-                "parser_version": parser_version, "raw_path": raw_path}])
+        row = {"id": snapshot_id, "source": raw.source, "kind": kind, "label": label,
+               "url": redact(raw.url), "fetched_at": raw.fetched_at, "sha256": sha,
+               "byte_size": len(raw.body), "etag": raw.etag, "last_modified": raw.last_modified,
+               "parser_version": parser_version, "raw_path": raw_path}
+        if defer:
+            self._pending.append(row)
+        elif not scalar(self.con, "SELECT count(*) FROM source_snapshot WHERE id = ?",
+                        [snapshot_id]):
+            insert_rows(self.con, SourceSnapshot, [row])
         return snapshot_id
+
+    def flush_snapshots(self) -> None:
+        """Write the queued source snapshot rows that are not recorded yet."""
+        if not self._pending:
+            return
+        ids = [r["id"] for r in self._pending]
+        known = {r[0] for r in self.con.execute(
+            "SELECT id FROM source_snapshot WHERE id IN (SELECT unnest(?::VARCHAR[]))",
+            [ids]).fetchall()}
+        fresh = {r["id"]: r for r in self._pending if r["id"] not in known}
+        insert_rows(self.con, SourceSnapshot, fresh.values())
+        self._pending.clear()
 
     def check_shrink(self, what: str, old: int, new: int) -> None:
         """Refuse a source that suddenly returns far fewer rows (unless accepted)."""
@@ -254,7 +271,7 @@ def load_azure(ctx: LoadContext) -> None:
             max_pages=cfg.max_pages, notes=notes):
         pages += 1
         sid = ctx.record(raw, kind="azure_page", label=f"page {pages}",
-                         parser_version=azure_prices.PARSER_VERSION)
+                         parser_version=azure_prices.PARSER_VERSION, defer=True)
         for row in azure_prices.parse(raw, page=pages, snapshot_id=sid, observed_at=observed):
             if row["currency"] != cfg.currency:
                 raise ParseError(f"azure_prices: page {pages}: {row['arm_sku_name']} is priced in "
@@ -264,6 +281,7 @@ def load_azure(ctx: LoadContext) -> None:
                 duplicates += 1
                 continue
             new[row["price_key"]] = row
+    ctx.flush_snapshots()
     ctx.outcome.warnings.extend(notes)
     ctx.outcome.details.update(pages=pages, items=len(new), duplicates_skipped=duplicates,
                                notes=notes)

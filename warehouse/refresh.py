@@ -162,6 +162,7 @@ def refresh(
                      + (f" — {outcome.message}" if outcome.message else ""))
             failed = [o for o in report.sources if o.status == "failed"]
             changed = [o for o in report.sources if o.status == "updated"]
+            layout.sync_raw()
             if not changed:
                 con.close()
                 staging.unlink(missing_ok=True)

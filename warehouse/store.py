@@ -31,8 +31,9 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old or the new bytes, never a mix."""
+def atomic_write(path: Path, data: bytes, sync_dir: bool = True) -> None:
+    """Write ``data`` to ``path`` so that readers see the old or the new bytes, never a mix.
+    ``sync_dir=False`` leaves the directory fsync to the caller (many files, one fsync)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -45,7 +46,8 @@ def atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    if sync_dir:
+        _fsync_dir(path.parent)
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class Layout:
         self.runs = self.root / "runs"
         self.current = self.root / "CURRENT"
         self.lock = self.root / "refresh.lock"
+        self._unsynced: set[Path] = set()
 
     def ensure(self) -> None:
         """Create the directories."""
@@ -82,8 +85,15 @@ class Layout:
         """Store bytes under their sha256 (once); returns the path relative to the data dir."""
         path = self.raw_path(sha256)
         if not path.exists():
-            atomic_write(path, body)
+            atomic_write(path, body, sync_dir=False)
+            self._unsynced.add(path.parent)
         return str(path.relative_to(self.root))
+
+    def sync_raw(self) -> None:
+        """fsync the raw store directories written since the last call (before publishing)."""
+        for d in self._unsynced:
+            _fsync_dir(d)
+        self._unsynced.clear()
 
     # ---------------------------------------------------------------- snapshots
     def read_current(self) -> SnapshotRef | None:
