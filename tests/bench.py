@@ -91,7 +91,7 @@ def scaled_csv(rounds: int) -> bytes:
 def wrk(url: str, concurrency: int, headers: dict | None = None) -> dict:
     script = Path(tempfile.mkstemp(suffix=".lua")[1])
     script.write_text(WRK_LUA)
-    cmd = ["wrk", f"-t{min(2, concurrency)}", f"-c{concurrency}", f"-d{SECONDS}s", "--latency",
+    cmd = ["wrk", f"-t{min(2, concurrency)}", f"-c{concurrency}", f"-d{max(1, round(SECONDS))}s", "--latency",
            "-s", str(script)]
     for k, v in (headers or {}).items():
         cmd += ["-H", f"{k}: {v}"]
@@ -111,6 +111,26 @@ def load(url: str, concurrency: int, headers: dict | None = None) -> dict:
     return {"rps": med("rps"), "p50_ms": med("p50"), "p95_ms": med("p95"), "p99_ms": med("p99"),
             "rps_spread": [min(r["rps"] for r in runs), max(r["rps"] for r in runs)],
             "errors": sum(r["errors"] + r["non2xx"] for r in runs), "runs": runs}
+
+
+def settle(base: str) -> None:
+    """Let the server drain what a load run queued before the next measurement."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(base + "/healthz", timeout=10).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.5)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
 
 
 def serve(env: dict, workers: int) -> tuple[subprocess.Popen, str]:
@@ -206,13 +226,14 @@ def main() -> None:
                     for c in CONCURRENCY:
                         print(f"api {workers}w {name} c={c} …", file=sys.stderr)
                         results["api"][f"{workers}w|{name}|{c}"] = load(base + path, c)
-                etag = httpx.get(base + QUERIES["filtered results (model+scenario)"]).headers["etag"]
+                        settle(base)
+                etag = httpx.get(base + QUERIES["filtered results (model+scenario)"],
+                                 timeout=30).headers["etag"]
                 for c in CONCURRENCY:
                     results["api"][f"{workers}w|304 revalidation|{c}"] = load(
                         base + QUERIES["filtered results (model+scenario)"], c, {"If-None-Match": etag})
             finally:
-                proc.terminate()
-                proc.wait(15)
+                stop(proc)
 
         # ---- Datasette, same rows, equivalent filtered JSON request
         db = datasette_db(snapshot, work / "results.db")
@@ -232,8 +253,7 @@ def main() -> None:
             url = base + "/results/mlperf_result.json?model_id=deepseek-r1&scenario=Interactive&_shape=array"
             results["datasette"] = {c: load(url, c) for c in CONCURRENCY}
         finally:
-            ds.terminate()
-            ds.wait(15)
+            stop(ds)
 
         # ---- 100x results data
         print("refresh 100x …", file=sys.stderr)
@@ -252,8 +272,7 @@ def main() -> None:
                 c: load(base + QUERIES["filtered results (model+scenario)"] + "&round=v6.1-s7", c)
                 for c in CONCURRENCY}
         finally:
-            proc.terminate()
-            proc.wait(15)
+            stop(proc)
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)

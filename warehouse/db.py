@@ -60,9 +60,3 @@ def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] | 
     """The first column of the first row of a query (None when there is no row)."""
     row = con.execute(sql, params or []).fetchone()
     return row[0] if row else None
-
-
-def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    """Whether a table or view of that name exists."""
-    return scalar(con, "SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
-                  [name]) > 0

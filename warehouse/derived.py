@@ -151,7 +151,7 @@ SELECT r.id || ':' || CAST(rate AS VARCHAR) AS id, r.id AS result_id, r.round, r
        rate * r.total_accelerators / (r.result * 3600.0) * 1e6 AS cost_per_million_tokens,
        'assumed' AS price_basis, 'derived: measured + assumption' AS basis,
        'assumption' AS weakest_input
-FROM mlperf_result r, (VALUES (5.0), (10.0), (15.0)) AS rates(rate)
+FROM mlperf_result r, (VALUES """ + ", ".join(f"({r})" for r in ASSUMED_RATES) + """) AS rates(rate)
 WHERE NOT r.is_power AND r.units = 'Tokens/s' AND r.total_accelerators > 0
 """)
 

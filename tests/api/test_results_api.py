@@ -139,3 +139,16 @@ def test_healthz_names_snapshot_and_sources(client):
     assert sorted(s["source"] for s in body["sources"]) == ["azure_prices", "curated", "mlperf",
                                                             "mlperf_rules"]
     assert not any(s["stale"] for s in body["sources"])
+
+
+def test_cors_off_by_default_and_configurable(full_copy, client_for):
+    from tests.conftest import make_settings
+
+    tmp, sources = full_copy
+    plain = client_for(make_settings(tmp, sources))
+    r = plain.get("/v1/meta", headers={"Origin": "https://dash.example"})
+    assert "access-control-allow-origin" not in r.headers
+    allowed = client_for(make_settings(tmp, sources, api_cors_origins=["https://dash.example"]))
+    r = allowed.get("/v1/meta", headers={"Origin": "https://dash.example"})
+    assert r.headers["access-control-allow-origin"] == "https://dash.example"
+    assert "etag" in r.headers["access-control-expose-headers"].lower()
