@@ -11,6 +11,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 
 from api import errors
+from api.responses import ResponseCache
 from api.routes import calc, derived, evidence, explorer, prices, provenance, results
 from api.snapshot import SnapshotReader
 from warehouse.settings import Settings
@@ -37,6 +38,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                               "came from. Read-only.")
     app.state.settings = settings
     app.state.reader = SnapshotReader(Layout(settings.data_path), settings.snapshot_check_interval)
+    app.state.responses = ResponseCache(settings.api_response_cache)
     errors.install(app)
     if settings.api_cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.api_cors_origins,

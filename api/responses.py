@@ -116,18 +116,56 @@ def _csv_stream(rows: list[dict], columns: list[str]) -> Iterator[str]:
     yield buf.getvalue()
 
 
+class ResponseCache:
+    """Finished response bodies by ETag (snapshot id + query + Accept), least recently used
+    first out. Safe because a snapshot never changes; a new snapshot means new ETags."""
+
+    def __init__(self, size: int) -> None:
+        from collections import OrderedDict
+        from threading import Lock
+
+        self.size = size
+        self._items: OrderedDict[str, tuple[bytes, str, dict]] = OrderedDict()
+        self._lock = Lock()
+
+    def get(self, etag: str) -> Response | None:
+        if not self.size:
+            return None
+        with self._lock:
+            hit = self._items.get(etag)
+            if hit is None:
+                return None
+            self._items.move_to_end(etag)
+        body, media, headers = hit
+        return Response(body, media_type=media, headers=headers)
+
+    def put(self, etag: str, body: bytes, media: str, headers: dict) -> None:
+        if not self.size or len(body) > 4 * 2**20:
+            return
+        with self._lock:
+            self._items[etag] = (body, media, dict(headers))
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
 def list_response(request: Request, opened: Opened, *, total: int, rows: list[dict],
                   columns: list[str], limit: int, offset: int, fmt: Format | None,
-                  max_age: int) -> Response:
+                  max_age: int, cache: ResponseCache | None = None) -> Response:
     """The list envelope, or the rows as CSV / NDJSON / Parquet."""
     headers = cache_headers(request, opened, max_age)
     cached = not_modified(request, headers)
     if cached is not None:
         return cached
     f = pick_format(request, fmt)
-    if f is Format.csv:
+    if f is Format.csv and len(rows) > 1000:
         headers["X-Total-Count"] = str(total)
         return StreamingResponse(_csv_stream(rows, columns), media_type=MEDIA[f], headers=headers)
+    if f is Format.csv:
+        headers["X-Total-Count"] = str(total)
+        body = "".join(_csv_stream(rows, columns)).encode()
+        if cache is not None:
+            cache.put(headers["ETag"], body, MEDIA[f], headers)
+        return Response(body, media_type=MEDIA[f], headers=headers)
     if f is Format.ndjson:
         body = b"".join(dumps(r) + b"\n" for r in rows)
         headers["X-Total-Count"] = str(total)
@@ -145,8 +183,11 @@ def list_response(request: Request, opened: Opened, *, total: int, rows: list[di
     if offset + limit < total:
         nxt = str(request.url.include_query_params(offset=offset + limit, limit=limit))
     envelope = {"snapshot_id": opened.id, "total": total, "limit": limit, "offset": offset,
-            "next": nxt, "rows": _clean(rows)}
-    return Response(dumps(envelope), media_type=MEDIA[Format.json], headers=headers)
+                "next": nxt, "rows": _clean(rows)}
+    body = dumps(envelope)
+    if cache is not None:
+        cache.put(headers["ETag"], body, MEDIA[Format.json], headers)
+    return Response(body, media_type=MEDIA[Format.json], headers=headers)
 
 
 def item_response(request: Request, opened: Opened, payload: dict, max_age: int) -> Response:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import duckdb
@@ -21,6 +21,7 @@ class Opened:
 
     ref: SnapshotRef | None
     con: duckdb.DuckDBPyConnection
+    cache: dict = field(default_factory=dict)  # per-snapshot facts (column lists); immutable
 
     @property
     def id(self) -> str | None:
@@ -57,7 +58,9 @@ class SnapshotReader:
     def _open(self, ref: SnapshotRef | None) -> Opened:
         if ref is None:
             return Opened(None, _empty())
-        return Opened(ref, duckdb.connect(str(ref.path), read_only=True))
+        # One thread per query: API queries are small, and requests already run in parallel.
+        return Opened(ref, duckdb.connect(str(ref.path), read_only=True,
+                                          config={"threads": 1}))
 
     def get(self) -> Opened:
         """The snapshot to answer this request from."""

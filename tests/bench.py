@@ -162,13 +162,14 @@ QUERIES = {
 def floor_ms(snapshot: Path) -> float:
     """DuckDB alone, in process: the filtered results query the API runs, median of 200."""
     from warehouse.queries import ListQuery, run_list
-    con = duckdb.connect(str(snapshot), read_only=True)
+    con = duckdb.connect(str(snapshot), read_only=True, config={"threads": 1})
     q = ListQuery(relation="mlperf_result", with_source=True,
                   equals={"model_id": ["deepseek-r1"], "scenario": ["Interactive"]})
-    times = []
+    times: list[float] = []
+    cache: dict = {}
     for _ in range(200):
         t = time.perf_counter()
-        run_list(con, q)
+        run_list(con, q, cache)
         times.append(time.perf_counter() - t)
     con.close()
     return statistics.median(times) * 1000
@@ -176,14 +177,14 @@ def floor_ms(snapshot: Path) -> float:
 
 def datasette_db(snapshot: Path, out: Path) -> Path:
     con = duckdb.connect(str(snapshot), read_only=True)
-    table = con.execute("SELECT * EXCLUDE (extras) FROM mlperf_result").fetch_arrow_table()
+    cur = con.execute("SELECT * EXCLUDE (extras) FROM mlperf_result")
+    cols = [d[0] for d in cur.description]
+    rows = cur.fetchall()
     con.close()
     db = sqlite3.connect(out)
-    cols = table.column_names
-    db.execute(f"CREATE TABLE mlperf_result ({', '.join(c + ' ' for c in cols)})")
+    db.execute(f"CREATE TABLE mlperf_result ({', '.join(cols)})")
     db.executemany(f"INSERT INTO mlperf_result VALUES ({', '.join('?' * len(cols))})",
-                   [tuple(str(v) if hasattr(v, 'isoformat') else v for v in row.values())
-                    for row in table.to_pylist()])
+                   [tuple(str(v) if hasattr(v, 'isoformat') else v for v in row) for row in rows])
     db.execute("CREATE INDEX ix ON mlperf_result (model_id, scenario)")
     db.commit()
     db.close()
@@ -223,17 +224,29 @@ def main() -> None:
             proc, base = serve(env, workers)
             try:
                 for name, path in QUERIES.items():
-                    for c in CONCURRENCY:
+                    for c in (CONCURRENCY if workers == 1 else [c for c in CONCURRENCY if c > 1]):
                         print(f"api {workers}w {name} c={c} …", file=sys.stderr)
                         results["api"][f"{workers}w|{name}|{c}"] = load(base + path, c)
                         settle(base)
                 etag = httpx.get(base + QUERIES["filtered results (model+scenario)"],
                                  timeout=30).headers["etag"]
-                for c in CONCURRENCY:
+                for c in (CONCURRENCY if workers == 1 else [c for c in CONCURRENCY if c > 1]):
                     results["api"][f"{workers}w|304 revalidation|{c}"] = load(
                         base + QUERIES["filtered results (model+scenario)"], c, {"If-None-Match": etag})
             finally:
                 stop(proc)
+
+        # ---- the same with the in-memory response cache off: every request runs its query
+        proc, base = serve({**env, "PERFLEDGER_API_RESPONSE_CACHE": "0"}, 1)
+        try:
+            results["api_nocache"] = {}
+            for name in ("filtered results (model+scenario)", "costs at $10/accelerator-hour"):
+                for c in CONCURRENCY:
+                    print(f"api 1w no-cache {name} c={c} …", file=sys.stderr)
+                    results["api_nocache"][f"{name}|{c}"] = load(base + QUERIES[name], c)
+                    settle(base)
+        finally:
+            stop(proc)
 
         # ---- Datasette, same rows, equivalent filtered JSON request
         db = datasette_db(snapshot, work / "results.db")
@@ -306,16 +319,25 @@ def report(r: dict) -> str:
         w, name, c = key.split("|")
         lines.append(f"| {w} | {name} | {c} | {x['rps']:.0f} | {x['p50_ms']:.1f} | "
                      f"{x['p95_ms']:.1f} | {x['p99_ms']:.1f} | {x['errors']} |")
-    lines += ["", "### Peer and floor (filtered results, 1 worker)", "",
-              "| conc | perfledger req/s | Datasette req/s | ratio | perfledger p99 | Datasette p99 | p99 ratio |",
-              "|---|---|---|---|---|---|---|"]
+    lines += ["", "### Same, response cache off (PERFLEDGER_API_RESPONSE_CACHE=0), 1 worker", "",
+              "| query | conc | req/s | p50 ms | p95 ms | p99 ms | errors |", "|---|---|---|---|---|---|---|"]
+    for key, x in r["api_nocache"].items():
+        name, c = key.split("|")
+        lines.append(f"| {name} | {c} | {x['rps']:.0f} | {x['p50_ms']:.1f} | {x['p95_ms']:.1f} | "
+                     f"{x['p99_ms']:.1f} | {x['errors']} |")
+    lines += ["", "### Peer and floor (filtered results, 1 worker; perfledger cached and uncached)", "",
+              "| conc | perfledger req/s | uncached req/s | Datasette req/s | ratio (uncached) | perfledger p99 | uncached p99 | Datasette p99 | p99 ratio (uncached) |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for c, d in r["datasette"].items():
         p = r["api"][f"1w|filtered results (model+scenario)|{c}"]
-        lines.append(f"| {c} | {p['rps']:.0f} | {d['rps']:.0f} | {p['rps'] / d['rps']:.2f} | "
-                     f"{p['p99_ms']:.1f} | {d['p99_ms']:.1f} | {p['p99_ms'] / d['p99_ms']:.2f} |")
-    p1 = r["api"]["1w|filtered results (model+scenario)|1"]
-    lines += ["", f"DuckDB alone, same query in process: median {r['floor_ms']:.2f} ms; API p50 at "
-              f"concurrency 1: {p1['p50_ms']:.2f} ms (x{p1['p50_ms'] / r['floor_ms']:.1f} the floor).", "",
+        u = r["api_nocache"][f"filtered results (model+scenario)|{c}"]
+        lines.append(f"| {c} | {p['rps']:.0f} | {u['rps']:.0f} | {d['rps']:.0f} | "
+                     f"{p['rps'] / d['rps']:.2f} ({u['rps'] / d['rps']:.2f}) | {p['p99_ms']:.1f} | "
+                     f"{u['p99_ms']:.1f} | {d['p99_ms']:.1f} | {p['p99_ms'] / d['p99_ms']:.2f} "
+                     f"({u['p99_ms'] / d['p99_ms']:.2f}) |")
+    p1 = r["api_nocache"]["filtered results (model+scenario)|1"]
+    lines += ["", f"DuckDB alone, same query in process: median {r['floor_ms']:.2f} ms; uncached API p50 "
+              f"at concurrency 1: {p1['p50_ms']:.2f} ms (x{p1['p50_ms'] / r['floor_ms']:.1f} the floor).", "",
               "### 100x results (49,200 rows), filtered query, 1 worker", "",
               "| conc | req/s | p99 ms | p99 at 1x | ratio |", "|---|---|---|---|---|"]
     for c, x in r["api_100x"].items():

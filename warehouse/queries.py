@@ -45,16 +45,26 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery) -> tuple[int, list[dict], list[str]]:
-    """Return (total rows matching, the page of rows, the column names)."""
+def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
+             cache: dict | None = None) -> tuple[int, list[dict], list[str]]:
+    """Return (total rows matching, the page of rows, the column names). ``cache`` keeps a
+    relation's column list between calls on the same (immutable) snapshot."""
     sub_params: list[object] = []
     if q.subquery is not None:
         sub_sql, sub_params = q.subquery
         source = f"({sub_sql})"
-        known = [d[0] for d in con.execute(f"SELECT * FROM {source} LIMIT 0", sub_params).description]  # noqa: S608
+        cache_key = ("subquery", q.relation)
+        known = cache.get(cache_key) if cache is not None else None
+        if known is None:
+            known = [d[0] for d in con.execute(f"SELECT * FROM {source} LIMIT 0", sub_params).description]  # noqa: S608
     else:
         source = _quote(q.relation)
-        known = relation_columns(con, q.relation)
+        cache_key = ("relation", q.relation)
+        known = cache.get(cache_key) if cache is not None else None
+        if known is None:
+            known = relation_columns(con, q.relation)
+    if cache is not None and known:
+        cache[cache_key] = known
     if not known:
         raise QueryError(f"{q.relation} is not in this snapshot")
     # The relation exists (it has columns); every identifier below is checked against `known`.
@@ -115,10 +125,16 @@ def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery) -> tuple[int, list[di
     else:
         select_cols = out_cols
     inner = f"{base}{where_sql}"
-    total = scalar(con, f"SELECT count(*) FROM ({inner})", params)  # noqa: S608
-    sql = (f"SELECT {', '.join(_quote(c) for c in select_cols)} FROM ({inner}) "  # noqa: S608
-           f"ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
+    # One query for the page and the total (a window count over the filtered rows).
+    sql = (f"SELECT {', '.join(_quote(c) for c in select_cols)}, count(*) OVER () AS __total "  # noqa: S608
+           f"FROM ({inner}) ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
     rows = fetch_dicts(con, sql, [*params, q.limit, q.offset])
+    if rows:
+        total = rows[0]["__total"]
+        for r in rows:
+            del r["__total"]
+    else:
+        total = scalar(con, f"SELECT count(*) FROM ({inner})", params)  # noqa: S608
     return total, rows, select_cols
 
 

@@ -30,6 +30,10 @@ class Settings(BaseSettings):
     api_workers: int = Field(1, ge=1, description="uvicorn worker processes.")
     api_max_limit: int = Field(1000, ge=1, description="Largest page size a list endpoint returns.")
     api_cache_max_age: int = Field(60, ge=0, description="Cache-Control max-age in seconds.")
+    api_response_cache: int = Field(
+        512, ge=0, description="Responses kept in memory per worker (a snapshot never changes, "
+        "so a repeated query is answered from memory); 0 turns the cache off."
+    )
     api_cors_origins: list[str] = Field(
         default_factory=list, description="Origins allowed by CORS; empty means CORS off."
     )

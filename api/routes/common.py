@@ -10,7 +10,14 @@ from typing import Annotated
 from fastapi import Depends, Query, Request
 from fastapi.responses import Response
 
-from api.responses import Format, item_response, list_response
+from api.responses import (
+    Format,
+    ResponseCache,
+    cache_headers,
+    item_response,
+    list_response,
+    not_modified,
+)
 from api.snapshot import Opened, SnapshotReader
 from warehouse.exceptions import QueryError
 from warehouse.queries import ListQuery, run_list
@@ -75,14 +82,23 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
     """Run a list query on the current snapshot (or the one current at ``at``) and render it
     in the requested format."""
     q.limit, q.offset, q.sort, q.columns = p.limit, p.offset, p.sort, p.columns
-    opened, con = reader(request).cursor(at)
+    max_age = settings_of(request).api_cache_max_age
+    opened = reader(request).get() if at is None else reader(request).published_at(at)
+    headers = cache_headers(request, opened, max_age)
+    cached = not_modified(request, headers)
+    if cached is not None:  # the snapshot is immutable: the ETag alone answers a revalidation
+        return cached
+    memo: ResponseCache = request.app.state.responses
+    hit = memo.get(headers["ETag"])
+    if hit is not None:
+        return hit
+    con = opened.con.cursor()
     try:
-        total, rows, cols = run_list(con, q)
+        total, rows, cols = run_list(con, q, opened.cache)
     finally:
         con.close()
     return list_response(request, opened, total=total, rows=rows, columns=cols, limit=p.limit,
-                         offset=p.offset, fmt=p.format,
-                         max_age=settings_of(request).api_cache_max_age)
+                         offset=p.offset, fmt=p.format, max_age=max_age, cache=memo)
 
 
 def render_item(request: Request, opened: Opened, payload: dict) -> Response:
