@@ -23,7 +23,8 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 from warehouse.exceptions import FetchError
 
 USER_AGENT = "perfledger/0.1 (+https://github.com/perfledger; LLM-inference evidence warehouse)"
-_SECRET_PARAM = re.compile(r"(?i)(key|token|sig|signature|secret|password|code)=[^&]*")
+_SECRET_PARAM = re.compile(
+    r"(?i)(?<![^&])((?:api[_-]?)?key|access_token|token|sig|signature|secret|password|code)=[^&]*")
 
 
 def redact(url: str) -> str:

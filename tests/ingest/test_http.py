@@ -88,5 +88,7 @@ def test_local_paths_and_file_urls(tmp_path):
         fetch_bytes(client, str(tmp_path / "missing.csv"), source="t")
 
 
-def test_redact_removes_credentials():
+def test_redact_removes_credentials_only():
     assert redact("https://user:pw@h.test/p?sig=abc&x=1") == "https://h.test/p?sig=***&x=1"
+    assert redact("https://h.test/p?currencyCode=USD&api_key=k&code=c") == \
+        "https://h.test/p?currencyCode=USD&api_key=***&code=***"
