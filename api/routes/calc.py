@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from api.responses import Format, list_response
-from api.routes.common import reader, render_item, settings_of
+from api.routes.common import reader, render_item, settings_of, snapshot
 from warehouse import calc_inputs as ci
 from warehouse import calculators as calc
 from warehouse.exceptions import QueryError
@@ -39,11 +39,8 @@ def _arith(fn, *args, **kw):
 
 
 def _run(request: Request, fn, **kw) -> Response:
-    opened, con = reader(request).cursor()
-    try:
+    with snapshot(request) as (opened, con):
         payload = _arith(fn, con, **kw)
-    finally:
-        con.close()
     return render_item(request, opened, payload)
 
 
@@ -159,11 +156,8 @@ def kv_transfer(request: Request, model: ModelId = None,
     if any(not (0 < b < 1e20) for b in links):
         raise QueryError("link_bandwidth: each value must be a positive number of bytes/s",
                          param="link_bandwidth")
-    opened, con = reader(request).cursor()
-    try:
+    with snapshot(request) as (opened, con):
         md = ci.model(con, model) if model else {}
-    finally:
-        con.close()
     inputs = {"layers": ci.pick(layers, "count", md.get("layers")),
               "kv_heads": ci.pick(kv_heads, "count", md.get("kv_heads")),
               "head_dim": ci.pick(head_dim, "count", md.get("head_dim")),
@@ -184,12 +178,9 @@ def capacity(request: Request, model: ModelId = None, params: Pos = None,
                  description="Which capacity of the hardware to fill.")] = "sram_capacity",
              capacity_per_unit: Pos = None) -> Response:
     """ceil(params × bytes per weight ÷ capacity per unit)."""
-    opened, con = reader(request).cursor()
-    try:
+    with snapshot(request) as (opened, con):
         md = ci.model(con, model) if model else {}
         hw = ci.hardware(con, hardware) if hardware else {}
-    finally:
-        con.close()
     inputs = {"params": ci.pick(params, "count", md.get("params")),
               "capacity_per_unit": ci.pick(capacity_per_unit, "B", hw.get(metric)),
               "bytes_per_weight": ci.default(calc.BYTES_PER_VALUE[precision], "B", precision)}
@@ -205,11 +196,8 @@ def bandwidth_needed(request: Request, model: ModelId = None, active_params: Pos
                      tpot_ms: Annotated[float, Query(ge=0.001, le=1e6, description="TPOT target in ms.")] = 10.0,
                      efficiency: Eff = 0.5) -> Response:
     """effective = active bytes ÷ TPOT; peak = effective ÷ efficiency (weights only)."""
-    opened, con = reader(request).cursor()
-    try:
+    with snapshot(request) as (opened, con):
         md = ci.model(con, model) if model else {}
-    finally:
-        con.close()
     inputs = {"active_params": ci.pick(active_params, "count", md.get("active_params")),
               "tpot": ci.caller(tpot_ms / 1000, "s"), "efficiency": ci.caller(efficiency, "fraction"),
               "bytes_per_weight": ci.default(calc.BYTES_PER_VALUE[precision], "B", precision)}
@@ -224,17 +212,14 @@ def grid(request: Request, precision: Prec = "fp8", context: Context = 8192,
          efficiency: Eff = 1.0,
          format: Annotated[Format | None, Query(description="json (default) or csv.")] = None) -> Response:
     """Decode bound per user at batch 1 for each pair, with fits/does-not-fit."""
-    opened, con = reader(request).cursor()
-    key = (opened.id, precision, context, efficiency)
-    try:
+    with snapshot(request) as (opened, con):
+        key = (opened.id, precision, context, efficiency)
         rows = _GRIDS.get(key)
         if rows is None:  # a snapshot never changes: compute each grid once per snapshot
             rows = ci.grid(con, precision=precision, context=context, efficiency=efficiency)
             if len(_GRIDS) > 64:
                 _GRIDS.clear()
             _GRIDS[key] = rows
-    finally:
-        con.close()
     cols = list(rows[0]) if rows else ["hardware", "model"]
     return list_response(request, opened, total=len(rows), rows=rows, columns=cols,
                          limit=max(len(rows), 1), offset=0, fmt=format,

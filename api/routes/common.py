@@ -3,9 +3,11 @@ that runs a ``ListQuery`` and renders it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Query, Request
 from fastapi.responses import Response
@@ -72,6 +74,16 @@ def listed(values: list[str] | None) -> list[str]:
 
 def reader(request: Request) -> SnapshotReader:
     return request.app.state.reader
+
+
+@contextmanager
+def snapshot(request: Request, at: datetime | None = None) -> Iterator[tuple[Opened, Any]]:
+    """The snapshot to answer from and a cursor on it, closed when the block ends."""
+    opened, con = reader(request).cursor(at)
+    try:
+        yield opened, con
+    finally:
+        con.close()
 
 
 def settings_of(request: Request) -> Settings:

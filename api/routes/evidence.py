@@ -12,9 +12,9 @@ from api.routes.common import (
     check_choice,
     listed,
     parse_as_of,
-    reader,
     render_item,
     render_list,
+    snapshot,
 )
 from warehouse import queries
 from warehouse.evidence import Evidence
@@ -49,15 +49,12 @@ def list_claims(
 def get_claim(request: Request, claim_id: Annotated[str, Path(description="Claim id.")]) -> Response:
     """One claim, the curated file snapshot it was read from, and its earlier versions (a
     withdrawn claim answers with ``row: null`` and its history)."""
-    opened, con = reader(request).cursor()
-    try:
+    with snapshot(request) as (opened, con):
         row = queries.get_one(con, "claim", "id", claim_id)
         source = row and queries.source_snapshot(con, row["source_snapshot_id"])
         _, history, _ = queries.run_list(con, ListQuery(
             relation="claim_history", equals={"claim_id": [claim_id]}, sort=["valid_to"],
             limit=1000, with_source=True))
-    finally:
-        con.close()
     if row is None and not history:
         raise HTTPException(404, f"no claim {claim_id!r} in snapshot {opened.id}")
     return render_item(request, opened, {"row": row, "source": source, "history": history,

@@ -13,9 +13,9 @@ from api.routes.common import (
     check_choice,
     listed,
     parse_as_of,
-    reader,
     render_item,
     render_list,
+    snapshot,
 )
 from warehouse import queries
 from warehouse.queries import ListQuery
@@ -83,9 +83,6 @@ def price_history(
 @router.get("/accelerators", summary="Accelerator ids, their MLPerf spellings, the VM sizes that rent them")
 def accelerators(request: Request) -> Response:
     """One entry per accelerator id: aliases seen in MLPerf, Azure SKUs with accelerators per VM."""
-    opened, con = reader(request).cursor()
-    try:
+    with snapshot(request) as (opened, con):
         rows = queries.accelerators(con)
-    finally:
-        con.close()
     return render_item(request, opened, {"total": len(rows), "rows": rows})

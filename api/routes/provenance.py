@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import Response
 
-from api.routes.common import PageDep, listed, reader, render_item, render_list
+from api.routes.common import PageDep, listed, reader, render_item, render_list, snapshot
 from warehouse import queries
 from warehouse.evidence import DESCRIPTIONS
 from warehouse.health import source_status
@@ -35,11 +35,8 @@ def list_sources(request: Request, p: PageDep,
 def get_source(request: Request, snapshot_id: Annotated[str, Path(
         description="source_snapshot id, as in a row's source_snapshot_id.")]) -> Response:
     """Where the bytes came from, when, their sha256, and how many rows each table took."""
-    opened, con = reader(request).cursor()
-    try:
+    with snapshot(request) as (opened, con):
         row = queries.source_snapshot(con, snapshot_id)
-    finally:
-        con.close()
     if row is None:
         raise HTTPException(404, f"no source snapshot {snapshot_id!r} in snapshot {opened.id}")
     return render_item(request, opened, {"row": row})
@@ -82,11 +79,8 @@ def refresh_validation(request: Request, run_id: Annotated[str, Path(
 @router.get("/healthz", summary="Current snapshot, per-source freshness, validation summary")
 def healthz(request: Request) -> Response:
     """Which snapshot is served, when it was published, which sources are stale and why."""
-    opened, con = reader(request).cursor()
-    try:
+    with snapshot(request) as (opened, con):
         validation = queries.validation_results(con)
-    finally:
-        con.close()
     runs = _layout(request).read_runs()
     return render_item(request, opened, {
         "status": "ok" if opened.id else "empty",
@@ -104,8 +98,7 @@ def healthz(request: Request) -> Response:
 @router.get("/v1/meta", summary="Values for dashboard drop-downs, in one call", tags=["meta"])
 def meta(request: Request) -> Response:
     """Rounds, models, organizations, scenarios, accelerators, regions and evidence labels."""
-    opened, con = reader(request).cursor()
-    try:
+    with snapshot(request) as (opened, con):
         payload = {
             "rounds": queries.distinct_values(con, "mlperf_result", "round"),
             "models": queries.distinct_values(con, "mlperf_result", "model_id"),
@@ -115,6 +108,4 @@ def meta(request: Request) -> Response:
             "regions": queries.distinct_values(con, "azure_price", "arm_region_name"),
             "evidence": [{"label": k.value, "meaning": v} for k, v in DESCRIPTIONS.items()],
         }
-    finally:
-        con.close()
     return render_item(request, opened, payload)

@@ -12,9 +12,9 @@ from api.routes.common import (
     check_choice,
     listed,
     parse_as_of,
-    reader,
     render_item,
     render_list,
+    snapshot,
 )
 from ingest.mlperf import SCENARIOS, normalise_model
 from warehouse import queries
@@ -78,12 +78,9 @@ def list_results(
 def get_result(request: Request,
                result_id: Annotated[str, Path(description="Result id from /v1/results.")]) -> Response:
     """One result row, and the source snapshot (URL, fetched_at, sha256) it was parsed from."""
-    opened, con = reader(request).cursor()
-    try:
+    with snapshot(request) as (opened, con):
         row = queries.get_one(con, "mlperf_result", "id", result_id)
         source = row and queries.source_snapshot(con, row["source_snapshot_id"])
-    finally:
-        con.close()
     if row is None:
         raise HTTPException(404, f"no result {result_id!r} in snapshot {opened.id}")
     return render_item(request, opened, {"row": row, "source": source,
