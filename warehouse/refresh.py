@@ -24,7 +24,7 @@ import httpx
 from ingest.http import RetryPolicy, make_client
 from warehouse import derived, validation
 from warehouse.db import insert_rows
-from warehouse.exceptions import PerfledgerError, SnapshotError
+from warehouse.exceptions import ConfigError, PerfledgerError, SnapshotError
 from warehouse.loaders import LOADERS, LoadContext, SourceOutcome, apply_aliases
 from warehouse.schema import RefreshRun, ValidationResult, create_all
 from warehouse.settings import Settings
@@ -112,7 +112,6 @@ def refresh(
                 and (not only or n in only)]
     unknown = set(only or []) - set(sources.names)
     if unknown:
-        from warehouse.exceptions import ConfigError
         raise ConfigError(f"unknown source(s): {', '.join(sorted(unknown))}; "
                           f"known: {', '.join(sources.names)}")
     emit = on_event or (lambda kind, text: log.info("%s %s", kind, text))

@@ -21,6 +21,7 @@ from api.responses import (
     not_modified,
 )
 from api.snapshot import Opened, SnapshotReader
+from ingest.mlperf import SCENARIOS, normalise_model
 from warehouse.exceptions import QueryError
 from warehouse.queries import ListQuery, run_list
 from warehouse.settings import Settings
@@ -144,3 +145,27 @@ def check_choice(name: str, values: list[str], allowed: dict[str, str]) -> list[
                              param=name)
         out.append(allowed[key])
     return out
+
+
+AVAILABILITY = {"available": "available", "preview": "preview", "rdi": "rdi"}
+DIVISIONS = {"closed": "closed", "open": "open"}
+SCENARIO_CHOICES = {**SCENARIOS, **{v.lower(): v for v in SCENARIOS.values()}}
+
+AsOfSnapshot = Annotated[str | None, Query(
+    description="Answer from the snapshot that was current at this date (YYYY-MM-DD, end of day "
+                "UTC) or timestamp; default: the current one.")]
+
+
+def result_filters(round, division, organization, model, accelerator, availability,
+                   scenario=None) -> dict[str, list]:
+    """Equality filters on MLPerf result columns, normalised (model spellings, scenario case)
+    and checked against their closed sets."""
+    return {
+        "round": listed(round),
+        "division": check_choice("division", listed(division), DIVISIONS),
+        "organization": listed(organization),
+        "model_id": [normalise_model(m) for m in listed(model)],
+        "accelerator_id": listed(accelerator),
+        "availability": check_choice("availability", listed(availability), AVAILABILITY),
+        "scenario": check_choice("scenario", listed(scenario), SCENARIO_CHOICES),
+    }

@@ -7,10 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from api.routes.common import PageDep, check_choice, listed, parse_as_of, render_list
+from api.routes.common import PageDep, check_choice, listed, parse_as_of, render_list, result_filters
 from api.routes.prices import AsOf
-from api.routes.results import AVAILABILITY, DIVISIONS
-from ingest.mlperf import SCENARIOS, normalise_model
 from warehouse import queries
 from warehouse.derived import ASSUMED_RATES
 from warehouse.exceptions import QueryError
@@ -24,20 +22,6 @@ Organization = Annotated[list[str] | None, Query(description="Submitter, e.g. NV
 Model = Annotated[list[str] | None, Query(description="Model id, e.g. deepseek-r1.")]
 Accelerator = Annotated[list[str] | None, Query(description="Accelerator id, e.g. amd-mi355x.")]
 Availability = Annotated[list[str] | None, Query(description="available, preview or rdi.")]
-SCENARIO_CHOICES = {**SCENARIOS, **{v.lower(): v for v in SCENARIOS.values()}}
-
-
-def _result_filters(round, division, organization, model, accelerator, availability,
-                    scenario=None) -> dict[str, list]:
-    return {
-        "round": listed(round),
-        "division": check_choice("division", listed(division), DIVISIONS),
-        "organization": listed(organization),
-        "model_id": [normalise_model(m) for m in listed(model)],
-        "accelerator_id": listed(accelerator),
-        "availability": check_choice("availability", listed(availability), AVAILABILITY),
-        "scenario": check_choice("scenario", listed(scenario), SCENARIO_CHOICES),
-    }
 
 
 @router.get("/ratios", summary="Server/Offline and Interactive/Offline throughput ratios")
@@ -53,7 +37,7 @@ def ratios(
     max_ratio: Annotated[float | None, Query(description="Largest ratio.")] = None,
 ) -> Response:
     """Each pair carries both source result ids, accelerator, availability and inferred flags."""
-    q = ListQuery(relation="scenario_ratio", equals=_result_filters(
+    q = ListQuery(relation="scenario_ratio", equals=result_filters(
         round, division, organization, model, accelerator, availability, scenario))
     if not include_flagged:
         q.equals["flagged"] = [False]
@@ -93,7 +77,7 @@ def costs(
     os_ = check_choice("os", [os], {"linux": "linux", "windows": "windows"})[0]
     q = ListQuery(relation="costs", subquery=queries.cost_query(
         bases=bases, rates=rates, region=region, offer=offer_, os=os_, as_of=parse_as_of(as_of)),
-        equals=_result_filters(round, division, organization, model, accelerator, availability,
+        equals=result_filters(round, division, organization, model, accelerator, availability,
                                scenario))
     q.equals["price_status"] = listed(price_status)
     return render_list(request, q, p)
@@ -111,7 +95,7 @@ def latency_bounds(
 ) -> Response:
     """min tokens/s per user = 1000/TPOT; max streams = throughput x TPOT; answer time =
     TTFT + (n - 1) x TPOT."""
-    q = ListQuery(relation="latency_bound", equals=_result_filters(
+    q = ListQuery(relation="latency_bound", equals=result_filters(
         round, division, organization, model, accelerator, availability, scenario))
     if answer_tokens is not None:
         q.subquery = ("SELECT *, ? AS answer_tokens, (ttft_ms + (? - 1) * tpot_ms) / 1000.0 "

@@ -8,6 +8,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import Response
 
 from api.routes.common import (
+    AsOfSnapshot,
     PageDep,
     check_choice,
     listed,
@@ -31,9 +32,7 @@ def list_claims(
     metric: Annotated[list[str] | None, Query(description="Metric, e.g. output_tokens_per_s_per_user.")] = None,
     model: Annotated[list[str] | None, Query(description="Model the figure is about.")] = None,
     product: Annotated[str | None, Query(description="Substring of the product name.")] = None,
-    as_of: Annotated[str | None, Query(description="Answer from the snapshot that was current "
-                                       "at this date (YYYY-MM-DD, end of day UTC) or timestamp; "
-                                       "default: the current one.")] = None,
+    as_of: AsOfSnapshot = None,
 ) -> Response:
     """Every curated claim with its evidence label, dates, source URL and quote."""
     q = ListQuery(relation="claim", with_source=True, equals={

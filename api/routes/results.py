@@ -8,22 +8,20 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import Response
 
 from api.routes.common import (
+    AsOfSnapshot,
     PageDep,
-    check_choice,
     listed,
     parse_as_of,
     render_item,
     render_list,
+    result_filters,
     snapshot,
 )
-from ingest.mlperf import SCENARIOS, normalise_model
 from warehouse import queries
 from warehouse.queries import ListQuery
 
 router = APIRouter(prefix="/v1", tags=["results"])
 
-AVAILABILITY = {"available": "available", "preview": "preview", "rdi": "rdi"}
-DIVISIONS = {"closed": "closed", "open": "open"}
 
 @router.get("/results", summary="MLPerf results, filtered and paginated",
             responses={200: {"content": {"text/csv": {}}}})
@@ -45,22 +43,12 @@ def list_results(
                                         "(case-insensitive).")] = None,
     min_result: Annotated[float | None, Query(description="Smallest result.")] = None,
     max_result: Annotated[float | None, Query(description="Largest result.")] = None,
-    as_of: Annotated[str | None, Query(description="Answer from the snapshot that was current "
-                                       "at this date (YYYY-MM-DD, end of day UTC) or timestamp; "
-                                       "default: the current one.")] = None,
+    as_of: AsOfSnapshot = None,
 ) -> Response:
     """Every MLPerf result row with its evidence label (`measured`) and source."""
     q = ListQuery(relation="mlperf_result", with_source=True)
-    q.equals = {
-        "round": listed(round),
-        "division": check_choice("division", listed(division), DIVISIONS),
-        "organization": listed(organization),
-        "model_id": [normalise_model(m) for m in listed(model)],
-        "scenario": check_choice("scenario", listed(scenario),
-                                 {**SCENARIOS, **{v.lower(): v for v in SCENARIOS.values()}}),
-        "availability": check_choice("availability", listed(availability), AVAILABILITY),
-        "units": listed(units),
-    }
+    q.equals = {**result_filters(round, division, organization, model, None, availability,
+                                 scenario), "units": listed(units)}
     accs = listed(accelerator)
     if accs:
         marks = ", ".join("?" * len(accs))

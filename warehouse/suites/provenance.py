@@ -15,15 +15,15 @@ ALLOWED = {
     "claim": {Evidence.third_party_measured, Evidence.vendor_measured, Evidence.vendor_claim,
               Evidence.vendor_projection, Evidence.paper_reported, Evidence.vendor_spec,
               Evidence.list_price, Evidence.assumption},
-    "claim_history": {Evidence.third_party_measured, Evidence.vendor_measured,
-                      Evidence.vendor_claim, Evidence.vendor_projection, Evidence.paper_reported,
-                      Evidence.vendor_spec, Evidence.list_price, Evidence.assumption},
     "hardware_spec": {Evidence.vendor_spec, Evidence.vendor_claim, Evidence.vendor_projection,
                       Evidence.vendor_measured, Evidence.assumption},
     "model_shape": {Evidence.vendor_spec, Evidence.assumption, Evidence.paper_reported},
     "benchmark_rule": {Evidence.benchmark_rule},
     "azure_price": {Evidence.list_price},
 }
+
+
+ALLOWED["claim_history"] = ALLOWED["claim"]  # earlier versions of claims: the same labels
 
 
 def rules() -> list[Rule]:
