@@ -42,7 +42,7 @@ def page(
     request: Request,
     limit: Annotated[int, Query(ge=1, description="Rows per page (at most the server's "
                                 "api_max_limit, 1000 by default).")] = 100,
-    offset: Annotated[int, Query(ge=0, description="Rows to skip.")] = 0,
+    offset: Annotated[int, Query(ge=0, le=1_000_000_000, description="Rows to skip.")] = 0,
     sort: Annotated[list[str] | None, Query(description="Sort keys, repeatable or "
                     "comma-separated; '-' for descending, e.g. sort=-ratio.")] = None,
     columns: Annotated[list[str] | None, Query(description="Columns to return, repeatable or "

@@ -152,3 +152,8 @@ def test_cors_off_by_default_and_configurable(full_copy, client_for):
     r = allowed.get("/v1/meta", headers={"Origin": "https://dash.example"})
     assert r.headers["access-control-allow-origin"] == "https://dash.example"
     assert "etag" in r.headers["access-control-expose-headers"].lower()
+
+
+def test_huge_offset_is_a_422_not_a_500(client):
+    r = client.get("/v1/hardware?offset=9223372036854775808")
+    assert r.status_code == 422 and r.json()["error"]["param"] == "offset"
