@@ -68,6 +68,9 @@ class LocalServer:
         server = self
 
         class _H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
+            disable_nagle_algorithm = True  # headers and body go out as written
+
             def log_message(self, *args: object) -> None:
                 pass
 
