@@ -11,13 +11,16 @@ from warehouse.schema import columns
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, model, rows: Iterable[dict],
-                batch: int = 50_000) -> int:
+                batch: int = 50_000, *, table: str | None = None,
+                extra: Sequence[str] = ()) -> int:
     """Bulk-insert dicts into a schema table through Arrow (no row-by-row inserts).
 
-    Columns are matched by name; a key missing from a row is NULL.
+    Columns are matched by name; a key missing from a row is NULL. ``table`` names another
+    table shaped like the model (a temporary work table) with ``extra`` columns after the
+    model's. Rows are consumed lazily, ``batch`` at a time.
     """
-    table = model.__tablename__
-    names = columns(model)
+    table = table or model.__tablename__
+    names = columns(model) + list(extra)
     types = {r[0]: r[1] for r in con.execute(
         "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ?",
         [table]).fetchall()}

@@ -35,6 +35,8 @@ from warehouse.schema import (
 from warehouse.sources import SourcesConfig
 from warehouse.store import Layout
 
+SOURCE_AZURE = azure_prices.SOURCE
+
 
 @dataclass
 class SourceOutcome:
@@ -69,6 +71,7 @@ class LoadContext:
     shrink_ratio: float = 0.5
     accept_shrink: bool = False
     today: str = ""
+    changing: Callable[[], None] = lambda: None  # a loader calls it once it knows rows will change
     _pending: list[dict] = field(default_factory=list)
 
     def conditional(self, prev: dict | None) -> dict[str, str | None]:
@@ -253,75 +256,108 @@ def load_rules(ctx: LoadContext) -> None:
 
 def load_azure(ctx: LoadContext) -> None:
     """Every GPU VM price page; prices versioned (a change closes the old version and opens a
-    new one, an item that disappears is marked unlisted). All pages or nothing."""
-    from datetime import UTC, datetime
+    new one, an item that disappears is marked unlisted). All pages or nothing.
 
-    import pyarrow as pa
+    Two passes: every page is fetched and stored first; when the pages are byte-for-byte the
+    ones the current rows were built from (``source_state``), nothing is parsed. Otherwise the
+    stored pages are parsed one at a time into a work table and the versions are computed in
+    SQL, so memory does not grow with the price list.
+    """
+    from datetime import UTC, datetime
 
     cfg = ctx.sources.azure_prices
     url = ctx.sources.resolve(cfg.url)
     observed = datetime.now(UTC)
     notes: list[str] = []
-    new: dict[str, dict] = {}
-    duplicates = 0
-    pages = 0
+    pages: list[tuple[str, str]] = []  # (sha256, source snapshot id), in page order
     for raw in azure_prices.fetch_pages(
             ctx.client, url, api_version=cfg.api_version, currency=cfg.currency,
             odata_filter=azure_prices.build_filter(cfg.filter, cfg.regions), policy=ctx.policy,
-            max_pages=cfg.max_pages, notes=notes):
-        pages += 1
-        sid = ctx.record(raw, kind="azure_page", label=f"page {pages}",
+            max_pages=cfg.max_pages, notes=notes, concurrency=cfg.concurrency):
+        sid = ctx.record(raw, kind="azure_page", label=f"page {len(pages) + 1}",
                          parser_version=azure_prices.PARSER_VERSION, defer=True)
-        for row in azure_prices.parse(raw, page=pages, snapshot_id=sid, observed_at=observed):
-            if row["currency"] != cfg.currency:
-                raise ParseError(f"azure_prices: page {pages}: {row['arm_sku_name']} is priced in "
-                                 f"{row['currency']}, not the configured {cfg.currency}",
-                                 source="azure_prices")
-            if row["price_key"] in new:
-                duplicates += 1
-                continue
-            new[row["price_key"]] = row
+        pages.append((raw.sha256, sid))
     ctx.flush_snapshots()
     ctx.outcome.warnings.extend(notes)
-    ctx.outcome.details.update(pages=pages, items=len(new), duplicates_skipped=duplicates,
-                               notes=notes)
+    digest = hashlib.sha256("\n".join([azure_prices.PARSER_VERSION, *(sha for sha, _ in pages)])
+                            .encode()).hexdigest()
+    ctx.outcome.details.update(pages=len(pages), digest=digest, notes=notes)
+    if scalar(ctx.con, "SELECT digest FROM source_state WHERE source = ?", [SOURCE_AZURE]) == digest:
+        ctx.outcome.details["parsed"] = False
+        ctx.outcome.status = "unchanged"
+        return
+    ctx.outcome.details["parsed"] = True
+    ctx.changing()
 
-    open_rows = {r["price_key"]: r for r in fetch_dicts(
-        ctx.con, "SELECT id, price_key, retail_price, unit_price, effective_start, valid_from "
-                 "FROM azure_price WHERE valid_to IS NULL")}
-    ctx.check_shrink("azure_prices", len(open_rows), len(new))
-    inserts: list[dict] = []
-    closes: list[dict] = []
-    touched: list[str] = []
-    for key, row in new.items():
-        cur = open_rows.get(key)
-        if cur is not None and (cur["retail_price"], cur["unit_price"], cur["effective_start"]) \
-                == (row["retail_price"], row["unit_price"], row["effective_start"]):
-            touched.append(cur["id"])
-            continue
-        if cur is not None:
-            start = row["effective_start"]
-            row["valid_from"] = start if start > cur["valid_from"] else observed
-            closes.append({"id": cur["id"], "valid_to": row["valid_from"], "listed": True})
-        row["id"] = hashlib.sha256(f"{row['id']}\x1f{row['valid_from'].isoformat()}".encode()
-                                   ).hexdigest()[:16]
-        inserts.append(row)
-    gone = [r for k, r in open_rows.items() if k not in new]
-    closes += [{"id": r["id"], "valid_to": observed, "listed": False} for r in gone]
+    def rows():
+        order = 0
+        for number, (sha, sid) in enumerate(pages, start=1):
+            raw = Raw(source=SOURCE_AZURE, url=url, body=ctx.layout.raw_path(sha).read_bytes(),
+                      fetched_at=observed)
+            for row in azure_prices.parse(raw, page=number, snapshot_id=sid, observed_at=observed):
+                if row["currency"] != cfg.currency:
+                    raise ParseError(f"azure_prices: page {number}: {row['arm_sku_name']} is "
+                                     f"priced in {row['currency']}, not the configured "
+                                     f"{cfg.currency}", source=SOURCE_AZURE)
+                row["ord"] = order
+                order += 1
+                yield row
 
-    if closes:
-        ctx.con.register("_closes", pa.Table.from_pylist(closes))
-        ctx.con.execute("UPDATE azure_price SET valid_to = c.valid_to, listed = c.listed "
-                        "FROM _closes c WHERE azure_price.id = c.id")
-        ctx.con.unregister("_closes")
-    if touched:
-        ctx.con.register("_touched", pa.table({"id": touched}))
-        ctx.con.execute("UPDATE azure_price SET last_seen_at = ? WHERE id IN "
-                        "(SELECT id FROM _touched)", [observed])
-        ctx.con.unregister("_touched")
-    insert_rows(ctx.con, AzurePrice, inserts)
+    con = ctx.con
+    con.execute("CREATE OR REPLACE TEMP TABLE _azure_read AS "
+                "SELECT *, 0::BIGINT AS ord FROM azure_price LIMIT 0")
+    parsed = insert_rows(con, AzurePrice, rows(), batch=10_000, table="_azure_read",
+                         extra=["ord"])
+    # First occurrence of a price key wins (the API repeats an item across pages at times).
+    con.execute("CREATE OR REPLACE TEMP TABLE _azure_new AS SELECT * EXCLUDE (ord) FROM _azure_read "
+                "QUALIFY row_number() OVER (PARTITION BY price_key ORDER BY ord) = 1")
+    con.execute("DROP TABLE _azure_read")
+    items = scalar(con, "SELECT count(*) FROM _azure_new")
+    open_count = scalar(con, "SELECT count(*) FROM azure_price WHERE valid_to IS NULL")
+    ctx.outcome.details.update(items=items, duplicates_skipped=parsed - items)
+    ctx.check_shrink("azure_prices", open_count, items)
 
-    unmapped = [r[0] for r in ctx.con.execute(
+    # Per item: same as its open version, changed, or new. A changed price opens at its
+    # effective start when that is later than the open version's start, else when observed; a
+    # new (or re-listed) item opens at its effective start, but never before its last version
+    # closed, so windows never overlap.
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE _azure_diff AS
+        SELECT n.price_key, n.id AS base_id, c.id AS open_id,
+               CASE WHEN c.id IS NULL THEN 'new'
+                    WHEN (c.retail_price, c.unit_price, c.effective_start)
+                         = (n.retail_price, n.unit_price, n.effective_start) THEN 'same'
+                    ELSE 'changed' END AS change,
+               CASE WHEN c.id IS NULL THEN greatest(n.effective_start, coalesce(p.last_end, n.effective_start))
+                    WHEN n.effective_start > c.valid_from THEN n.effective_start
+                    ELSE $observed END AS valid_from
+        FROM _azure_new n
+        LEFT JOIN azure_price c ON c.price_key = n.price_key AND c.valid_to IS NULL
+        LEFT JOIN (SELECT price_key, max(valid_to) AS last_end FROM azure_price
+                   WHERE valid_to IS NOT NULL GROUP BY price_key) p ON p.price_key = n.price_key
+    """, {"observed": observed})
+    counts = dict(con.execute("SELECT change, count(*) FROM _azure_diff GROUP BY 1").fetchall())
+    gone = scalar(con, "SELECT count(*) FROM azure_price WHERE valid_to IS NULL AND price_key "
+                       "NOT IN (SELECT price_key FROM _azure_new)")
+    con.execute("UPDATE azure_price SET valid_to = $observed, listed = false "
+                "WHERE valid_to IS NULL AND price_key NOT IN (SELECT price_key FROM _azure_new)",
+                {"observed": observed})
+    con.execute("UPDATE azure_price SET valid_to = d.valid_from, listed = true FROM _azure_diff d "
+                "WHERE azure_price.id = d.open_id AND d.change = 'changed'")
+    con.execute("UPDATE azure_price SET last_seen_at = $observed WHERE id IN "
+                "(SELECT open_id FROM _azure_diff WHERE change = 'same')", {"observed": observed})
+    # Version id: the item's content id and the version's start (epoch microseconds).
+    con.execute("""
+        INSERT INTO azure_price BY NAME
+        SELECT n.* REPLACE (left(sha256(n.id || chr(31) || epoch_us(d.valid_from)::VARCHAR), 16) AS id,
+                            d.valid_from AS valid_from)
+        FROM _azure_new n JOIN _azure_diff d USING (price_key)
+        WHERE d.change IN ('new', 'changed')
+    """)
+    con.execute("DROP TABLE _azure_new")
+    con.execute("DROP TABLE _azure_diff")
+
+    unmapped = [r[0] for r in con.execute(
         "SELECT DISTINCT arm_sku_name FROM azure_price WHERE valid_to IS NULL AND arm_sku_name NOT IN "
         "(SELECT alias FROM accelerator_alias WHERE kind = 'azure_sku') ORDER BY 1").fetchall()]
     ctx.outcome.details["unmapped_skus"] = {"count": len(unmapped), "names": unmapped}
@@ -329,11 +365,13 @@ def load_azure(ctx: LoadContext) -> None:
         ctx.outcome.warnings.append(f"azure_prices: {len(unmapped)} GPU VM size(s) not mapped to "
                                     f"an accelerator: {', '.join(unmapped[:20])}"
                                     + (" …" if len(unmapped) > 20 else ""))
-    changed = len(inserts) + len(closes)
-    ctx.outcome.details.update(new_versions=len(inserts), closed_versions=len(closes) - len(gone),
-                               delisted=len(gone), unchanged=len(touched))
-    ctx.outcome.rows = changed
-    ctx.outcome.status = "updated" if changed else "unchanged"
+    inserted = counts.get("new", 0) + counts.get("changed", 0)
+    ctx.outcome.details.update(new_versions=inserted, closed_versions=counts.get("changed", 0),
+                               delisted=gone, unchanged=counts.get("same", 0))
+    con.execute("INSERT OR REPLACE INTO source_state VALUES (?, ?, ?, ?)",
+                [SOURCE_AZURE, digest, len(pages), observed])
+    ctx.outcome.rows = inserted + counts.get("changed", 0) + gone
+    ctx.outcome.status = "updated" if ctx.outcome.rows else "unchanged"
 
 
 def apply_aliases(con: duckdb.DuckDBPyConnection) -> dict:

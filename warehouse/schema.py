@@ -51,6 +51,21 @@ class SourceSnapshot(SourceSnapshotBase, table=True):
     __tablename__ = "source_snapshot"
 
 
+class SourceStateBase(SQLModel):
+    source: str = F("Source name from sources.toml.", primary_key=True)
+    digest: str = F("sha256 over the parser version and the sha256 of every body, in order, "
+                    "that the source's current rows were built from.")
+    parts: int = F("How many bodies (e.g. Azure pages) went into the digest.")
+    loaded_at: datetime = F("When those rows were built (UTC).")
+
+
+class SourceState(SourceStateBase, table=True):
+    """What each multi-page source's rows were last built from: a refresh that fetches the same
+    bytes again skips parsing them."""
+
+    __tablename__ = "source_state"
+
+
 class RefreshRunBase(SQLModel):
     id: str = F("Refresh run id (UTC start time and a random suffix).", primary_key=True)
     started_at: datetime = F("When the refresh started (UTC).")
@@ -346,7 +361,7 @@ class AzurePrice(AzurePriceBase, table=True):
 
 
 TABLES: list[type[SQLModel]] = [
-    SourceSnapshot, RefreshRun, ValidationResult, MlperfResult, Claim, ClaimHistory, Hardware,
+    SourceSnapshot, SourceState, RefreshRun, ValidationResult, MlperfResult, Claim, ClaimHistory, Hardware,
     HardwareSpec,
     ModelShape, AcceleratorAlias, BenchmarkRule, RulePin, AzurePrice,
 ]

@@ -82,12 +82,44 @@ def test_price_change_makes_a_version_and_as_of_picks_it(warehouse, server, clie
                   os="linux")[0]["retail_price"] == 90.0
 
 
+def azure_outcome(report):
+    [az] = [s for s in report.sources if s.source == "azure_prices"]
+    return az
+
+
 def test_unchanged_prices_publish_nothing(warehouse, server):
     mount_azure(server, page_size=4)
     before = Layout(warehouse.data_path).read_current()
     report = refresh(warehouse)
     assert report.status == "unchanged", report.message
     assert Layout(warehouse.data_path).read_current() == before
+    # the same bytes as the current rows were built from: nothing is parsed
+    assert azure_outcome(report).details["parsed"] is False
+
+
+def test_same_prices_in_other_pages_are_parsed_and_still_unchanged(warehouse, server):
+    mount_azure(server, page_size=3)
+    before = Layout(warehouse.data_path).read_current()
+    report = refresh(warehouse)
+    az = azure_outcome(report)
+    assert az.details["parsed"] is True and az.details["new_versions"] == 0
+    assert az.details["unchanged"] == len(seed_items()) - 1
+    assert report.status == "unchanged" and Layout(warehouse.data_path).read_current() == before
+
+
+def test_relisted_item_opens_after_its_last_version_closed(warehouse, server, client_for):
+    gone = [i for i in seed_items() if i["armSkuName"] != "Standard_NC24ads_A100_v4"]
+    mount_azure(server, gone, page_size=4)
+    assert refresh(warehouse).status == "published"
+    mount_azure(server, seed_items(), page_size=4)  # back, same price and effective date
+    report = refresh(warehouse)
+    assert report.status == "published", report.message
+    assert azure_outcome(report).details["new_versions"] == 1
+    history = client_for(warehouse).get("/v1/prices/history", params={
+        "sku": "Standard_NC24ads_A100_v4"}).json()["rows"]
+    assert [h["listed"] for h in history] == [False, True]
+    assert history[1]["valid_from"] == history[0]["valid_to"]  # no overlap, no gap
+    assert history[1]["valid_to"] is None
 
 
 def test_disappeared_item_is_unlisted_not_deleted(warehouse, server, client_for):
