@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
+import orjson
 
 from ingest.http import DEFAULT_POLICY, Raw, RetryPolicy, fetch_bytes, redact
 from warehouse.exceptions import FetchError, ParseError
@@ -42,44 +45,82 @@ def _with_params(url: str, params: dict[str, str]) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), parts.fragment))
 
 
+def _query(url: str) -> tuple[str, dict[str, str]]:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}", dict(parse_qsl(parts.query))
+
+
 def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filter: str,
                 currency: str, policy: RetryPolicy = DEFAULT_POLICY, max_pages: int = 5000,
-                notes: list[str] | None = None) -> Iterator[Raw]:
-    """Yield every page of the price list, in order. Raises ``FetchError`` naming the page."""
+                notes: list[str] | None = None, concurrency: int = 1) -> Iterator[Raw]:
+    """Yield every page of the price list, in order. Raises ``FetchError`` naming the page.
+
+    Pages are whatever ``NextPageLink`` points at. With ``concurrency`` > 1, once a link is
+    seen to be "the same query with ``$skip`` = items so far", the next pages' links are
+    predicted and up to ``concurrency`` of them fetched ahead; a prefetched page is used only
+    when the link actually read from the page before it names the same query (else the
+    prefetches are dropped and the real link is followed), so the pages are the ones a
+    sequential walk would read.
+    """
     notes = notes if notes is not None else []
     first = _with_params(url, {"api-version": api_version, "$filter": odata_filter,
                                "currencyCode": currency})
     next_url: str | None = first
     seen_items = 0
     page = 0
-    while next_url:
-        page += 1
-        if page > max_pages:
-            raise FetchError(f"{SOURCE}: more than {max_pages} pages; raise max_pages in "
-                             "sources.toml if the price list really is that long",
-                             source=SOURCE, url=redact(url))
-        try:
-            raw = fetch_bytes(client, next_url, source=SOURCE, policy=policy)
-        except FetchError as e:
-            raise FetchError(f"{SOURCE}: page {page}: {e}", source=SOURCE, url=e.url,
-                             page=page) from None
-        raw.notes.append(f"page {page}")
-        yield raw
-        try:
-            body = json.loads(raw.body)
-            items = body.get("Items") or []
-            link = body.get("NextPageLink")
-        except (ValueError, AttributeError):
-            return  # parse() reports the bad page with its number
-        seen_items += len(items)
-        if link:
-            next_url = link
-        elif len(items) >= PAGE_SIZE:
-            notes.append(f"page {page} was full ({len(items)} items) but NextPageLink was empty; "
-                         f"continued with $skip={seen_items}")
-            next_url = _with_params(first, {"$skip": str(seen_items)})
-        else:
-            next_url = None
+    ahead: deque[tuple[str, Future[Raw]]] = deque()
+    pool = ThreadPoolExecutor(concurrency) if concurrency > 1 else None
+
+    def get(target: str) -> Raw:
+        return fetch_bytes(client, target, source=SOURCE, policy=policy)
+
+    try:
+        while next_url:
+            page += 1
+            if page > max_pages:
+                raise FetchError(f"{SOURCE}: more than {max_pages} pages; raise max_pages in "
+                                 "sources.toml if the price list really is that long",
+                                 source=SOURCE, url=redact(url))
+            if ahead and (ahead[0][0] == next_url or _query(ahead[0][0]) == _query(next_url)):
+                job: Future[Raw] | None = ahead.popleft()[1]
+            else:
+                for _, dropped in ahead:
+                    dropped.cancel()
+                ahead.clear()
+                job = None
+            try:
+                raw = job.result() if job is not None else get(next_url)
+            except FetchError as e:
+                raise FetchError(f"{SOURCE}: page {page}: {e}", source=SOURCE, url=e.url,
+                                 page=page) from None
+            raw.notes.append(f"page {page}")
+            yield raw
+            try:
+                body = orjson.loads(raw.body)
+                items = body.get("Items") or []
+                link = body.get("NextPageLink")
+            except (ValueError, AttributeError):
+                return  # parse() reports the bad page with its number
+            seen_items += len(items)
+            if link:
+                next_url = link
+            elif len(items) >= PAGE_SIZE:
+                notes.append(f"page {page} was full ({len(items)} items) but NextPageLink was "
+                             f"empty; continued with $skip={seen_items}")
+                next_url = _with_params(first, {"$skip": str(seen_items)})
+            else:
+                next_url = None
+            if pool is not None and next_url and items \
+                    and _query(next_url)[1].get("$skip") == str(seen_items):
+                step = len(items)
+                base = seen_items + step * len(ahead)
+                while len(ahead) < concurrency:
+                    target = _with_params(next_url, {"$skip": str(base)})
+                    ahead.append((target, pool.submit(get, target)))
+                    base += step
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def price_key(item: dict) -> str:
@@ -121,7 +162,7 @@ def _hourly(item: dict, price: float) -> float | None:
 def parse(raw: Raw, *, page: int, snapshot_id: str, observed_at: datetime) -> Iterator[dict]:
     """Typed rows from one page; ``ParseError`` names the page and the item that is wrong."""
     try:
-        body = json.loads(raw.body)
+        body = orjson.loads(raw.body)
     except ValueError as e:
         raise ParseError(f"{SOURCE}: page {page} is not JSON: {e}", source=SOURCE,
                          page=page) from None

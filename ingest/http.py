@@ -14,6 +14,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -64,9 +65,10 @@ class Raw:
     attempts: int = 1
     notes: list[str] = field(default_factory=list)
 
-    @property
+    @cached_property
     def sha256(self) -> str:
-        """Hex sha256 of the body: the content address in the raw store."""
+        """Hex sha256 of the body: the content address in the raw store (computed once; the
+        body is not changed after a fetch)."""
         return hashlib.sha256(self.body).hexdigest()
 
     @property

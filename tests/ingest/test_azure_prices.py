@@ -100,3 +100,50 @@ def test_reservation_hourly_times_hours_gives_term_price(price, term):
     item = {**seed_items()[6], "retailPrice": price, "unitPrice": price, "reservationTerm": term}
     [row] = azure_prices.parse(page([item]), page=1, snapshot_id="s", observed_at=NOW)
     assert row["hourly_price"] * azure_prices.HOURS_IN_TERM[term] == pytest.approx(price)
+
+
+# ---- fetching pages ahead: the pages read are the ones a one-by-one walk reads
+
+def _walk(server, path: str, concurrency: int) -> list[bytes]:
+    from ingest.http import make_client
+
+    with make_client(10) as client:
+        return [r.body for r in azure_prices.fetch_pages(
+            client, server.url(path), api_version="v", odata_filter="serviceName eq 'Virtual Machines'",
+            currency="USD", concurrency=concurrency)]
+
+
+def test_pages_fetched_ahead_are_the_pages_read_one_by_one(server):
+    from tests.azure_emulator import AzureEmulator, generate_items
+
+    emulator = AzureEmulator(generate_items(253), base_url=server.url("/prices"), page_size=10)
+    server.handlers["/prices"] = emulator
+    one_by_one = _walk(server, "/prices", 1)
+    assert len(one_by_one) == 26 and len(emulator.requests) == 26
+    emulator.requests.clear()
+    assert _walk(server, "/prices", 4) == one_by_one
+    # at most the window's worth of requests past the last page
+    assert 26 <= len(emulator.requests) <= 26 + 4
+
+
+def test_links_that_are_not_skip_counts_are_followed_one_by_one(server):
+    from tests.helpers import Reply
+
+    def opaque(req):  # a server paging by token: nothing to predict
+        n = int(dict(p.split("=") for p in req.query.split("&") if "=" in p).get("token", "0"))
+        nxt = server.url(f"/opaque?token={n + 1}") if n < 4 else None
+        return Reply(200, json.dumps({"Items": [{"n": n}] * 50, "NextPageLink": nxt}).encode())
+
+    def lying(req):  # $skip in the link, but not the number of items read so far
+        skip = int(dict(p.split("=") for p in req.query.split("&") if "=" in p).get("$skip", "0"))
+        nxt = server.url(f"/lying?$skip={skip + 7}") if skip < 28 else None
+        return Reply(200, json.dumps({"Items": [{"s": skip}] * 5, "NextPageLink": nxt}).encode())
+
+    server.handlers["/opaque"] = opaque
+    server.handlers["/lying"] = lying
+    bodies = _walk(server, "/opaque", 4)
+    assert [json.loads(b)["Items"][0]["n"] for b in bodies] == [0, 1, 2, 3, 4]
+    assert len(server.hits("/opaque")) == 5
+    bodies = _walk(server, "/lying", 4)
+    assert [json.loads(b)["Items"][0]["s"] for b in bodies] == [0, 7, 14, 21, 28]
+    assert len(server.hits("/lying")) == 5
