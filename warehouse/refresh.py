@@ -140,7 +140,8 @@ def refresh(
                 emit("source", f"{name}: fetching")
                 ctx = LoadContext(con=con, client=client, layout=layout, sources=sources,
                                   policy=policy, outcome=outcome, shrink_ratio=settings.shrink_ratio,
-                                  accept_shrink=accept_shrink, today=today)
+                                  accept_shrink=accept_shrink, today=today,
+                                  changing=validation.prewarm)
                 t = time.perf_counter()
                 con.execute("BEGIN TRANSACTION")
                 try:
@@ -157,6 +158,8 @@ def refresh(
                     raise
                 finally:
                     outcome.seconds = time.perf_counter() - t
+                if outcome.status == "updated":
+                    validation.prewarm()  # GX's import overlaps the sources still loading
                 emit("source", f"{name}: {outcome.status}"
                      + (f" — {outcome.message}" if outcome.message else ""))
             failed = [o for o in report.sources if o.status == "failed"]

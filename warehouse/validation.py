@@ -167,12 +167,26 @@ def _context():
     return _FORKSERVER
 
 
+def _forkserver_usable() -> bool:
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    return main_file is not None and Path(main_file).exists()
+
+
+def prewarm() -> None:
+    """Start the forkserver now, so its great-expectations import runs while the refresh is
+    still fetching and parsing (a refresh calls this once a source has changed). Idempotent."""
+    if _forkserver_usable():
+        from multiprocessing import forkserver
+
+        _context()
+        forkserver.ensure_running()
+
+
 def run_isolated(path: Path, *, layout: Layout, run_id: str = "validate") -> list[dict]:
     """``run`` in a child process: great-expectations opens the file through duckdb-engine with
     its own connection settings, which DuckDB will not mix with other connections to the same
     file in one process; a child also keeps GX's memory out of the caller."""
-    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
-    if not main_file or not Path(main_file).exists():
+    if not _forkserver_usable():
         return _run_subprocess(path, layout=layout, run_id=run_id)
     ctx = _context()
     parent, child = ctx.Pipe(duplex=False)
