@@ -18,6 +18,7 @@ from datetime import date, datetime
 from email.utils import format_datetime
 from enum import StrEnum
 
+import orjson
 from fastapi import Request
 from fastapi.responses import Response, StreamingResponse
 
@@ -65,7 +66,12 @@ def _finite(obj: object) -> object:
 
 
 def dumps(obj: object) -> bytes:
-    """JSON bytes (dates as ISO 8601, non-finite floats as null)."""
+    """JSON bytes (dates as ISO 8601, non-finite floats as null). orjson does the work; what it
+    refuses (integers beyond 64 bits, non-string keys) goes through the standard library."""
+    try:
+        return orjson.dumps(obj, default=_plain)
+    except (TypeError, orjson.JSONEncodeError):
+        pass
     try:
         return json.dumps(obj, default=_plain, separators=(",", ":"), allow_nan=False).encode()
     except ValueError:  # an overflowed figure somewhere inside: say null, not Infinity

@@ -93,7 +93,9 @@ class AzureEmulator:
     faults: dict[int, list[Reply]] = field(default_factory=dict)  # page → replies to use first
     malformed: dict[int, dict] = field(default_factory=dict)   # page → item replacing the first
     requests: list[dict] = field(default_factory=list)
+    cache_pages: bool = False  # keep each rendered page (bench: the server's own work is not ours)
     _selected: dict[tuple, list[dict]] = field(default_factory=dict)
+    _rendered: dict[str, bytes] = field(default_factory=dict)
 
     def __call__(self, req: Request) -> Reply:
         params = dict(parse_qsl(req.query, keep_blank_values=True))
@@ -102,6 +104,8 @@ class AzureEmulator:
         page = skip // self.page_size + 1
         if self.faults.get(page):
             return self.faults[page].pop(0)
+        if self.cache_pages and req.query in self._rendered:
+            return Reply(200, self._rendered[req.query], {"Content-Type": "application/json"})
         key = (params.get("$filter", "serviceName eq 'Virtual Machines'"),
                params.get("currencyCode", "USD"), id(self.items), len(self.items))
         if key not in self._selected:  # filter once per query, not once per page
@@ -117,7 +121,10 @@ class AzureEmulator:
         body = {"BillingCurrency": "USD", "CustomerEntityId": "Default",
                 "CustomerEntityType": "Retail", "Items": chunk, "NextPageLink": nxt,
                 "Count": len(chunk)}
-        return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
+        data = json.dumps(body).encode()
+        if self.cache_pages:
+            self._rendered[req.query] = data
+        return Reply(200, data, {"Content-Type": "application/json"})
 
 
 def write_items(path: Path, items: list[dict]) -> None:

@@ -113,7 +113,8 @@ def serve(
     os.environ["PERFLEDGER_DATA_DIR"] = str(s.data_path)
     os.environ["PERFLEDGER_SOURCES"] = str(s.sources.resolve())
     uvicorn.run("api.app:create_app", factory=True, host=host or s.api_host,
-                port=port or s.api_port, workers=workers or s.api_workers, log_level="info")
+                port=port or s.api_port, workers=workers or s.api_workers, log_level="info",
+                access_log=s.api_access_log)
 
 
 @app.command()

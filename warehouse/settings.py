@@ -28,6 +28,8 @@ class Settings(BaseSettings):
     api_host: str = Field("127.0.0.1", description="Address the API listens on.")
     api_port: int = Field(8000, ge=1, le=65535, description="Port the API listens on.")
     api_workers: int = Field(1, ge=1, description="uvicorn worker processes.")
+    api_access_log: bool = Field(True, description="Log one line per request (uvicorn's access "
+                                 "log); off saves about a sixth of the time of a cached request.")
     api_max_limit: int = Field(1000, ge=1, description="Largest page size a list endpoint returns.")
     api_cache_max_age: int = Field(60, ge=0, description="Cache-Control max-age in seconds.")
     api_response_cache: int = Field(

@@ -136,3 +136,21 @@ def test_two_workers_switch_to_the_new_snapshot_without_errors(http_published, s
     finally:
         api.terminate()
         api.wait(15)
+
+
+def test_json_body_encoding_matches_the_standard_library():
+    """orjson writes the bodies; the shapes must be what the standard library would write,
+    with non-finite floats as null, and what orjson refuses still encodes."""
+    import json as std
+    from datetime import UTC, date, datetime
+
+    from api.responses import dumps
+
+    row = {"t": datetime(2026, 11, 1, 0, 0, tzinfo=UTC), "t_us": datetime(2026, 11, 1, 1, 2, 3, 4500, tzinfo=UTC),
+           "d": date(2026, 10, 25), "x": 12.29, "n": None, "nan": float("nan"), "inf": float("-inf"),
+           "s": "GB300 — “NVL72”", "i": 3521}
+    got = std.loads(dumps({"rows": [row]}))["rows"][0]
+    assert got == {"t": "2026-11-01T00:00:00+00:00", "t_us": "2026-11-01T01:02:03.004500+00:00",
+                   "d": "2026-10-25", "x": 12.29, "n": None, "nan": None, "inf": None,
+                   "s": "GB300 — “NVL72”", "i": 3521}
+    assert std.loads(dumps({"big": 2**70, 3: "int key"})) == {"big": 2**70, "3": "int key"}
