@@ -306,24 +306,21 @@ def load_azure(ctx: LoadContext) -> None:
     con = ctx.con
     con.execute("CREATE OR REPLACE TEMP TABLE _azure_read AS "
                 "SELECT *, 0::BIGINT AS ord FROM azure_price LIMIT 0")
-    parsed = insert_rows(con, AzurePrice, rows(), batch=10_000, table="_azure_read",
+    parsed = insert_rows(con, AzurePrice, rows(), batch=5_000, table="_azure_read",
                          extra=["ord"])
-    # First occurrence of a price key wins (the API repeats an item across pages at times).
-    con.execute("CREATE OR REPLACE TEMP TABLE _azure_new AS SELECT * EXCLUDE (ord) FROM _azure_read "
-                "QUALIFY row_number() OVER (PARTITION BY price_key ORDER BY ord) = 1")
-    con.execute("DROP TABLE _azure_read")
-    items = scalar(con, "SELECT count(*) FROM _azure_new")
+    items = scalar(con, "SELECT count(DISTINCT price_key) FROM _azure_read")
     open_count = scalar(con, "SELECT count(*) FROM azure_price WHERE valid_to IS NULL")
     ctx.outcome.details.update(items=items, duplicates_skipped=parsed - items)
     ctx.check_shrink("azure_prices", open_count, items)
 
-    # Per item: same as its open version, changed, or new. A changed price opens at its
+    # Per item (the first occurrence of a price key wins: the API repeats an item across pages
+    # at times): same as its open version, changed, or new. A changed price opens at its
     # effective start when that is later than the open version's start, else when observed; a
     # new (or re-listed) item opens at its effective start, but never before its last version
-    # closed, so windows never overlap.
+    # closed, so windows never overlap. Only keys are kept here; rows stay in _azure_read.
     con.execute("""
         CREATE OR REPLACE TEMP TABLE _azure_diff AS
-        SELECT n.price_key, n.id AS base_id, c.id AS open_id,
+        SELECT n.ord, n.price_key, c.id AS open_id,
                CASE WHEN c.id IS NULL THEN 'new'
                     WHEN (c.retail_price, c.unit_price, c.effective_start)
                          = (n.retail_price, n.unit_price, n.effective_start) THEN 'same'
@@ -331,16 +328,17 @@ def load_azure(ctx: LoadContext) -> None:
                CASE WHEN c.id IS NULL THEN greatest(n.effective_start, coalesce(p.last_end, n.effective_start))
                     WHEN n.effective_start > c.valid_from THEN n.effective_start
                     ELSE $observed END AS valid_from
-        FROM _azure_new n
+        FROM (SELECT ord, price_key, retail_price, unit_price, effective_start FROM _azure_read
+              QUALIFY row_number() OVER (PARTITION BY price_key ORDER BY ord) = 1) n
         LEFT JOIN azure_price c ON c.price_key = n.price_key AND c.valid_to IS NULL
         LEFT JOIN (SELECT price_key, max(valid_to) AS last_end FROM azure_price
                    WHERE valid_to IS NOT NULL GROUP BY price_key) p ON p.price_key = n.price_key
     """, {"observed": observed})
     counts = dict(con.execute("SELECT change, count(*) FROM _azure_diff GROUP BY 1").fetchall())
     gone = scalar(con, "SELECT count(*) FROM azure_price WHERE valid_to IS NULL AND price_key "
-                       "NOT IN (SELECT price_key FROM _azure_new)")
+                       "NOT IN (SELECT price_key FROM _azure_diff)")
     con.execute("UPDATE azure_price SET valid_to = $observed, listed = false "
-                "WHERE valid_to IS NULL AND price_key NOT IN (SELECT price_key FROM _azure_new)",
+                "WHERE valid_to IS NULL AND price_key NOT IN (SELECT price_key FROM _azure_diff)",
                 {"observed": observed})
     con.execute("UPDATE azure_price SET valid_to = d.valid_from, listed = true FROM _azure_diff d "
                 "WHERE azure_price.id = d.open_id AND d.change = 'changed'")
@@ -349,12 +347,13 @@ def load_azure(ctx: LoadContext) -> None:
     # Version id: the item's content id and the version's start (epoch microseconds).
     con.execute("""
         INSERT INTO azure_price BY NAME
-        SELECT n.* REPLACE (left(sha256(n.id || chr(31) || epoch_us(d.valid_from)::VARCHAR), 16) AS id,
-                            d.valid_from AS valid_from)
-        FROM _azure_new n JOIN _azure_diff d USING (price_key)
+        SELECT n.* EXCLUDE (ord) REPLACE (
+                   left(sha256(n.id || chr(31) || epoch_us(d.valid_from)::VARCHAR), 16) AS id,
+                   d.valid_from AS valid_from)
+        FROM _azure_read n JOIN _azure_diff d USING (ord)
         WHERE d.change IN ('new', 'changed')
     """)
-    con.execute("DROP TABLE _azure_new")
+    con.execute("DROP TABLE _azure_read")
     con.execute("DROP TABLE _azure_diff")
 
     unmapped = [r[0] for r in con.execute(
