@@ -130,7 +130,8 @@ def refresh(
             t = time.perf_counter()
             emit("stage", f"staging snapshot {snapshot_id}")
             staging = layout.start_staging(snapshot_id)
-            con = duckdb.connect(str(staging))
+            con = duckdb.connect(str(staging),
+                                 config={"memory_limit": f"{settings.refresh_memory_mb}MB"})
             create_all(con)
             report.stages["stage"] = time.perf_counter() - t
             today = datetime.now(UTC).date().isoformat()

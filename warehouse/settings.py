@@ -25,6 +25,9 @@ class Settings(BaseSettings):
     http_max_wait: float = Field(
         30.0, ge=0, description="Longest wait between retries, Retry-After included."
     )
+    refresh_memory_mb: int = Field(
+        256, ge=64, description="DuckDB memory limit (MiB) of a refresh's staging connection; "
+        "beyond it DuckDB spills to a temporary file next to the snapshot.")
     api_host: str = Field("127.0.0.1", description="Address the API listens on.")
     api_port: int = Field(8000, ge=1, le=65535, description="Port the API listens on.")
     api_workers: int = Field(1, ge=1, description="uvicorn worker processes.")

@@ -137,6 +137,9 @@ class Layout:
         for p in list(self.snapshots.glob("*.partial")) + list(self.snapshots.glob("*.partial.wal")):
             p.unlink(missing_ok=True)
             removed.append(p)
+        for p in self.snapshots.glob("*.partial.tmp"):  # DuckDB's spill directory
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
         for p in self.root.rglob(".*.tmp"):
             p.unlink(missing_ok=True)
             removed.append(p)

@@ -252,3 +252,18 @@ def test_background_refresh_publishes_while_serving(http_copy, client_for):
     assert parse_interval("6h") == 21600 and parse_interval("30m") == 1800
     with pytest.raises(Exception, match="at least 60s"):
         parse_interval("5s")
+
+
+def test_cleanup_removes_duckdbs_spill_directory_of_a_killed_refresh(tmp_path):
+    """A refresh killed while DuckDB was spilling past refresh_memory_mb leaves
+    `<staging>.tmp/`; the next refresh removes it with the staging file."""
+    layout = Layout(tmp_path / "var")
+    layout.ensure()
+    staging = layout.staging_path("killed")
+    staging.write_bytes(b"half a database")
+    spill = staging.with_name(staging.name + ".tmp")
+    spill.mkdir()
+    (spill / "duckdb_temp_storage-0.tmp").write_bytes(b"x" * 1024)
+    removed = layout.clean_partials()
+    assert staging in removed and spill in removed
+    assert not staging.exists() and not spill.exists()
