@@ -125,14 +125,13 @@ def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
     else:
         select_cols = out_cols
     inner = f"{base}{where_sql}"
-    # One query for the page and the total (a window count over the filtered rows).
-    sql = (f"SELECT {', '.join(_quote(c) for c in select_cols)}, count(*) OVER () AS __total "  # noqa: S608
+    # The page first; a page that is not full also tells the total (the common case for a
+    # filtered dashboard query), otherwise one count over the filtered rows.
+    sql = (f"SELECT {', '.join(_quote(c) for c in select_cols)} "  # noqa: S608
            f"FROM ({inner}) ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
     rows = fetch_dicts(con, sql, [*params, q.limit, q.offset])
-    if rows:
-        total = rows[0]["__total"]
-        for r in rows:
-            del r["__total"]
+    if len(rows) < q.limit and (rows or q.offset == 0):
+        total = q.offset + len(rows)
     else:
         total = scalar(con, f"SELECT count(*) FROM ({inner})", params)  # noqa: S608
     return total, rows, select_cols

@@ -45,6 +45,18 @@ def test_pagination_walks_every_row_once(client):
     assert len(seen) == len(set(seen)) == 492
 
 
+@pytest.mark.parametrize("limit,offset", [(100, 0), (500, 0), (492, 0), (491, 1), (100, 400),
+                                          (100, 492), (7, 1000), (1, 491)])
+def test_total_is_the_full_count_whatever_the_page(client, limit, offset):
+    """The total comes from the page when it is not full, else from a count: same answer."""
+    body = client.get(f"/v1/results?limit={limit}&offset={offset}").json()
+    assert body["total"] == 492
+    assert len(body["rows"]) == max(0, min(limit, 492 - offset))
+    filtered = client.get(f"/v1/results?model=deepseek-r1&limit={limit}&offset={offset}").json()
+    everything = client.get("/v1/results?model=deepseek-r1&limit=1000").json()["rows"]
+    assert filtered["total"] == len(everything)
+
+
 def test_sort_and_columns(client):
     body = client.get("/v1/results?model=llama2-70b-99.9&scenario=Offline&sort=-result"
                       "&columns=organization,result&limit=3").json()
