@@ -12,7 +12,6 @@ from __future__ import annotations
 from datetime import date, datetime
 
 import duckdb
-import duckdb_engine
 from sqlalchemy import Double
 from sqlalchemy.schema import CreateTable
 from sqlmodel import Field, SQLModel
@@ -372,6 +371,8 @@ FACT_TABLES = ["mlperf_result", "claim", "claim_history", "hardware_spec", "mode
 
 
 def _ddl(model: type[SQLModel]) -> str:
+    import duckdb_engine  # only to compile DDL; most processes never create a table
+
     return str(CreateTable(model.__table__).compile(dialect=duckdb_engine.Dialect()))  # type: ignore[attr-defined]
 
 
