@@ -11,7 +11,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 
 from api import errors
-from api.responses import ResponseCache
+from api.responses import CachedResponses, ResponseCache
 from api.routes import calc, derived, evidence, explorer, prices, provenance, results
 from api.snapshot import SnapshotReader
 from warehouse.settings import Settings
@@ -40,7 +40,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.reader = SnapshotReader(Layout(settings.data_path), settings.snapshot_check_interval)
     app.state.responses = ResponseCache(settings.api_response_cache)
     errors.install(app)
-    if settings.api_cors_origins:
+    app.add_middleware(CachedResponses, cache=app.state.responses, reader=app.state.reader)
+    if settings.api_cors_origins:  # added last, so it wraps cached answers too
         app.add_middleware(CORSMiddleware, allow_origins=settings.api_cors_origins,
                            allow_methods=["GET", "HEAD"], allow_headers=["*"],
                            expose_headers=["ETag", "X-Total-Count", "X-Snapshot-Id"])

@@ -145,6 +145,16 @@ class ResponseCache:
         body, media, headers = hit
         return Response(body, media_type=media, headers=headers)
 
+    def peek(self, etag: str) -> tuple[bytes, str, dict] | None:
+        """The stored (body, media type, headers) for an ETag, if any."""
+        if not self.size:
+            return None
+        with self._lock:
+            hit = self._items.get(etag)
+            if hit is not None:
+                self._items.move_to_end(etag)
+            return hit
+
     def put(self, etag: str, body: bytes, media: str, headers: dict) -> None:
         if not self.size or len(body) > 4 * 2**20:
             return
@@ -152,6 +162,35 @@ class ResponseCache:
             self._items[etag] = (body, media, dict(headers))
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
+
+
+class CachedResponses:
+    """ASGI middleware: a GET whose response is in the ``ResponseCache`` (same current
+    snapshot, path, query and Accept, so the same ETag) is answered here, before routing and
+    parameter parsing; ``If-None-Match`` with that ETag gets a 304. Anything else goes to the
+    app, which fills the cache. A request whose answer comes from another snapshot (``as_of``
+    on results) has another ETag, so it can never be answered with this snapshot's body."""
+
+    def __init__(self, app, *, cache: ResponseCache, reader) -> None:
+        self.app, self.cache, self.reader = app, cache, reader
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["method"] != "GET" or not self.cache.size:
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        etag = etag_for(request, self.reader.get())
+        hit = self.cache.peek(etag)
+        if hit is None:
+            await self.app(scope, receive, send)
+            return
+        body, media, headers = hit
+        inm = request.headers.get("if-none-match")
+        if inm and etag in [t.strip() for t in inm.split(",")]:
+            response = Response(status_code=304, headers=headers)
+        else:
+            response = Response(body, media_type=media, headers=headers)
+        await response(scope, receive, send)
 
 
 def list_response(request: Request, opened: Opened, *, total: int, rows: list[dict],
@@ -196,11 +235,15 @@ def list_response(request: Request, opened: Opened, *, total: int, rows: list[di
     return Response(body, media_type=MEDIA[Format.json], headers=headers)
 
 
-def item_response(request: Request, opened: Opened, payload: dict, max_age: int) -> Response:
-    """A single object: ``{"snapshot_id", ...payload}`` with the cache headers."""
+def item_response(request: Request, opened: Opened, payload: dict, max_age: int,
+                  cache: ResponseCache | None = None) -> Response:
+    """A single object: ``{"snapshot_id", ...payload}`` with the cache headers. Pass ``cache``
+    only when the payload is a function of the snapshot and the query alone."""
     headers = cache_headers(request, opened, max_age)
     cached = not_modified(request, headers)
     if cached is not None:
         return cached
-    return Response(dumps({"snapshot_id": opened.id, **payload}),
-                    media_type=MEDIA[Format.json], headers=headers)
+    body = dumps({"snapshot_id": opened.id, **payload})
+    if cache is not None:
+        cache.put(headers["ETag"], body, MEDIA[Format.json], headers)
+    return Response(body, media_type=MEDIA[Format.json], headers=headers)

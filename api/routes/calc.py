@@ -41,7 +41,7 @@ def _arith(fn, *args, **kw):
 def _run(request: Request, fn, **kw) -> Response:
     with snapshot(request) as (opened, con):
         payload = _arith(fn, con, **kw)
-    return render_item(request, opened, payload)
+    return render_item(request, opened, payload, memo=True)
 
 
 @router.get("/decode-bound", summary="Decode speed bound per user: bandwidth ÷ bytes per token")
@@ -100,7 +100,7 @@ def ridge(request: Request, hardware: Annotated[str, Query(description="Hardware
 
 def _plain(request: Request, name: str, inputs: dict, outputs: dict) -> Response:
     opened = reader(request).get()
-    return render_item(request, opened, ci.result(name, inputs, outputs))
+    return render_item(request, opened, ci.result(name, inputs, outputs), memo=True)
 
 
 @router.get("/speculative", summary="Speculative decoding speedup (Leviathan et al.)")
@@ -223,4 +223,5 @@ def grid(request: Request, precision: Prec = "fp8", context: Context = 8192,
     cols = list(rows[0]) if rows else ["hardware", "model"]
     return list_response(request, opened, total=len(rows), rows=rows, columns=cols,
                          limit=max(len(rows), 1), offset=0, fmt=format,
-                         max_age=settings_of(request).api_cache_max_age)
+                         max_age=settings_of(request).api_cache_max_age,
+                         cache=request.app.state.responses)

@@ -114,9 +114,11 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
                          offset=p.offset, fmt=p.format, max_age=max_age, cache=memo)
 
 
-def render_item(request: Request, opened: Opened, payload: dict) -> Response:
-    """Render one object with the cache headers."""
-    return item_response(request, opened, payload, settings_of(request).api_cache_max_age)
+def render_item(request: Request, opened: Opened, payload: dict, *, memo: bool = False) -> Response:
+    """Render one object with the cache headers; ``memo`` keeps the body in the response cache
+    (only for payloads computed from the snapshot and the query alone, never the run journal)."""
+    return item_response(request, opened, payload, settings_of(request).api_cache_max_age,
+                         request.app.state.responses if memo else None)
 
 
 def parse_as_of(value: str | None) -> datetime | None:

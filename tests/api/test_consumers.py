@@ -154,3 +154,39 @@ def test_json_body_encoding_matches_the_standard_library():
                    "d": "2026-10-25", "x": 12.29, "n": None, "nan": None, "inf": None,
                    "s": "GB300 — “NVL72”", "i": 3521}
     assert std.loads(dumps({"big": 2**70, 3: "int key"})) == {"big": 2**70, "3": "int key"}
+
+
+def test_cached_answers_follow_the_snapshot_and_never_mix_as_of(full_copy, client_for, monkeypatch):
+    """Repeated GETs are answered from the response cache before routing: same body and
+    headers, 304 on the ETag; a newly published snapshot is answered fresh; an ``as_of``
+    request is never given the current snapshot's cached body."""
+    tmp, sources = full_copy
+    from tests.conftest import make_settings
+    from warehouse import loaders
+    settings = make_settings(tmp, sources)
+    client = client_for(settings)
+    url = "/v1/results?limit=1&sort=id"
+    first, again = client.get(url), client.get(url)
+    assert first.content == again.content
+    for h in ("etag", "x-snapshot-id", "cache-control", "last-modified", "content-type"):
+        assert first.headers[h] == again.headers[h]
+    revalidated = client.get(url, headers={"If-None-Match": first.headers["etag"]})
+    assert revalidated.status_code == 304 and revalidated.headers["etag"] == first.headers["etag"]
+    assert client.get(url, headers={"Accept": "text/csv"}).text.startswith("id,")
+    published = client.get("/healthz").json()["published_at"]
+
+    def bump(ctx):
+        ctx.con.execute("UPDATE mlperf_result SET notes = 'edited' WHERE round = 'v6.1'")
+        ctx.outcome.status = "updated"
+    for name in ("mlperf", "mlperf_rules", "azure_prices"):
+        monkeypatch.setitem(loaders.LOADERS, name, lambda ctx: None)
+    monkeypatch.setitem(loaders.LOADERS, "curated", bump)
+    assert refresh(settings).status == "published"
+    after = client.get(url)
+    assert after.json()["rows"][0]["notes"] == "edited"
+    assert after.headers["etag"] != first.headers["etag"]
+    assert client.get(url, headers={"If-None-Match": first.headers["etag"]}).status_code == 200
+    for _ in range(2):
+        then = client.get("/v1/results", params={"limit": 1, "sort": "id", "as_of": published}).json()
+        assert then["rows"][0]["notes"] != "edited" and then["snapshot_id"] == first.json()["snapshot_id"]
+    assert client.get(url).json()["rows"][0]["notes"] == "edited"
