@@ -135,13 +135,10 @@ class ResponseCache:
         self._lock = Lock()
 
     def get(self, etag: str) -> Response | None:
-        if not self.size:
+        """The stored response for an ETag, if any."""
+        hit = self.peek(etag)
+        if hit is None:
             return None
-        with self._lock:
-            hit = self._items.get(etag)
-            if hit is None:
-                return None
-            self._items.move_to_end(etag)
         body, media, headers = hit
         return Response(body, media_type=media, headers=headers)
 

@@ -58,12 +58,10 @@ def test_export_reads_back_with_identical_rows_and_hashes(full_warehouse, tmp_pa
     assert any(s["source"] == "mlperf" for s in manifest["sources"])
 
 
-def test_as_of_reads_the_snapshot_current_then(full_copy, client_for, monkeypatch):
-    tmp, sources = full_copy
-    from tests.conftest import make_settings
+def publish_edited_results(settings, monkeypatch) -> None:
+    """Publish a new snapshot in which every v6.1 result's notes say 'edited' (the other
+    sources are left as they are)."""
     from warehouse import loaders
-    settings = make_settings(tmp, sources)
-    first_published = client_for(settings).get("/healthz").json()["published_at"]
 
     def bump(ctx):
         ctx.con.execute("UPDATE mlperf_result SET notes = 'edited' WHERE round = 'v6.1'")
@@ -72,6 +70,14 @@ def test_as_of_reads_the_snapshot_current_then(full_copy, client_for, monkeypatc
         monkeypatch.setitem(loaders.LOADERS, name, lambda ctx: None)
     monkeypatch.setitem(loaders.LOADERS, "curated", bump)
     assert refresh(settings).status == "published"
+
+
+def test_as_of_reads_the_snapshot_current_then(full_copy, client_for, monkeypatch):
+    tmp, sources = full_copy
+    from tests.conftest import make_settings
+    settings = make_settings(tmp, sources)
+    first_published = client_for(settings).get("/healthz").json()["published_at"]
+    publish_edited_results(settings, monkeypatch)
     client = client_for(settings)
     now = client.get("/v1/results?limit=1").json()
     then = client.get("/v1/results", params={"limit": 1, "as_of": first_published}).json()
@@ -162,7 +168,6 @@ def test_cached_answers_follow_the_snapshot_and_never_mix_as_of(full_copy, clien
     request is never given the current snapshot's cached body."""
     tmp, sources = full_copy
     from tests.conftest import make_settings
-    from warehouse import loaders
     settings = make_settings(tmp, sources)
     client = client_for(settings)
     url = "/v1/results?limit=1&sort=id"
@@ -174,14 +179,7 @@ def test_cached_answers_follow_the_snapshot_and_never_mix_as_of(full_copy, clien
     assert revalidated.status_code == 304 and revalidated.headers["etag"] == first.headers["etag"]
     assert client.get(url, headers={"Accept": "text/csv"}).text.startswith("id,")
     published = client.get("/healthz").json()["published_at"]
-
-    def bump(ctx):
-        ctx.con.execute("UPDATE mlperf_result SET notes = 'edited' WHERE round = 'v6.1'")
-        ctx.outcome.status = "updated"
-    for name in ("mlperf", "mlperf_rules", "azure_prices"):
-        monkeypatch.setitem(loaders.LOADERS, name, lambda ctx: None)
-    monkeypatch.setitem(loaders.LOADERS, "curated", bump)
-    assert refresh(settings).status == "published"
+    publish_edited_results(settings, monkeypatch)
     after = client.get(url)
     assert after.json()["rows"][0]["notes"] == "edited"
     assert after.headers["etag"] != first.headers["etag"]
