@@ -91,7 +91,8 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
             try:
                 raw = job.result() if job is not None else get(next_url)
             except FetchError as e:
-                raise FetchError(f"{SOURCE}: page {page}: {e}", source=SOURCE, url=e.url,
+                detail = str(e).removeprefix(f"{SOURCE}: ")
+                raise FetchError(f"{SOURCE}: page {page}: {detail}", source=SOURCE, url=e.url,
                                  page=page) from None
             raw.notes.append(f"page {page}")
             yield raw
