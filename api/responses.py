@@ -182,11 +182,8 @@ class CachedResponses:
             await self.app(scope, receive, send)
             return
         body, media, headers = hit
-        inm = request.headers.get("if-none-match")
-        if inm and etag in [t.strip() for t in inm.split(",")]:
-            response = Response(status_code=304, headers=headers)
-        else:
-            response = Response(body, media_type=media, headers=headers)
+        response = not_modified(request, headers) or Response(body, media_type=media,
+                                                              headers=headers)
         await response(scope, receive, send)
 
 

@@ -35,8 +35,6 @@ from warehouse.schema import (
 from warehouse.sources import SourcesConfig
 from warehouse.store import Layout
 
-SOURCE_AZURE = azure_prices.SOURCE
-
 
 @dataclass
 class SourceOutcome:
@@ -282,7 +280,7 @@ def load_azure(ctx: LoadContext) -> None:
     digest = hashlib.sha256("\n".join([azure_prices.PARSER_VERSION, *(sha for sha, _ in pages)])
                             .encode()).hexdigest()
     ctx.outcome.details.update(pages=len(pages), digest=digest, notes=notes)
-    if scalar(ctx.con, "SELECT digest FROM source_state WHERE source = ?", [SOURCE_AZURE]) == digest:
+    if scalar(ctx.con, "SELECT digest FROM source_state WHERE source = ?", [azure_prices.SOURCE]) == digest:
         ctx.outcome.details["parsed"] = False
         ctx.outcome.status = "unchanged"
         return
@@ -292,13 +290,13 @@ def load_azure(ctx: LoadContext) -> None:
     def rows():
         order = 0
         for number, (sha, sid) in enumerate(pages, start=1):
-            raw = Raw(source=SOURCE_AZURE, url=url, body=ctx.layout.raw_path(sha).read_bytes(),
+            raw = Raw(source=azure_prices.SOURCE, url=url, body=ctx.layout.raw_path(sha).read_bytes(),
                       fetched_at=observed)
             for row in azure_prices.parse(raw, page=number, snapshot_id=sid, observed_at=observed):
                 if row["currency"] != cfg.currency:
                     raise ParseError(f"azure_prices: page {number}: {row['arm_sku_name']} is "
                                      f"priced in {row['currency']}, not the configured "
-                                     f"{cfg.currency}", source=SOURCE_AZURE)
+                                     f"{cfg.currency}", source=azure_prices.SOURCE)
                 row["ord"] = order
                 order += 1
                 yield row
@@ -335,11 +333,10 @@ def load_azure(ctx: LoadContext) -> None:
                    WHERE valid_to IS NOT NULL GROUP BY price_key) p ON p.price_key = n.price_key
     """, {"observed": observed})
     counts = dict(con.execute("SELECT change, count(*) FROM _azure_diff GROUP BY 1").fetchall())
-    gone = scalar(con, "SELECT count(*) FROM azure_price WHERE valid_to IS NULL AND price_key "
-                       "NOT IN (SELECT price_key FROM _azure_diff)")
-    con.execute("UPDATE azure_price SET valid_to = $observed, listed = false "
-                "WHERE valid_to IS NULL AND price_key NOT IN (SELECT price_key FROM _azure_diff)",
-                {"observed": observed})
+    [gone] = con.execute(  # an UPDATE answers with the number of rows it changed
+        "UPDATE azure_price SET valid_to = $observed, listed = false "
+        "WHERE valid_to IS NULL AND price_key NOT IN (SELECT price_key FROM _azure_diff)",
+        {"observed": observed}).fetchone() or (0,)
     con.execute("UPDATE azure_price SET valid_to = d.valid_from, listed = true FROM _azure_diff d "
                 "WHERE azure_price.id = d.open_id AND d.change = 'changed'")
     con.execute("UPDATE azure_price SET last_seen_at = $observed WHERE id IN "
@@ -368,7 +365,7 @@ def load_azure(ctx: LoadContext) -> None:
     ctx.outcome.details.update(new_versions=inserted, closed_versions=counts.get("changed", 0),
                                delisted=gone, unchanged=counts.get("same", 0))
     con.execute("INSERT OR REPLACE INTO source_state VALUES (?, ?, ?, ?)",
-                [SOURCE_AZURE, digest, len(pages), observed])
+                [azure_prices.SOURCE, digest, len(pages), observed])
     ctx.outcome.rows = inserted + counts.get("changed", 0) + gone
     ctx.outcome.status = "updated" if ctx.outcome.rows else "unchanged"
 
