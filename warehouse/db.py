@@ -5,25 +5,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import duckdb
-import pyarrow as pa
-
-from warehouse.schema import columns
 
 
-def insert_rows(con: duckdb.DuckDBPyConnection, model, rows: Iterable[dict],
-                batch: int = 50_000, *, table: str | None = None,
-                extra: Sequence[str] = ()) -> int:
-    """Bulk-insert dicts into a schema table through Arrow (no row-by-row inserts).
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Iterable[dict],
+                batch: int = 50_000) -> int:
+    """Bulk-insert dicts into a table through Arrow (no row-by-row inserts); returns the count.
 
-    Columns are matched by name; a key missing from a row is NULL. ``table`` names another
-    table shaped like the model (a temporary work table) with ``extra`` columns after the
-    model's. Rows are consumed lazily, ``batch`` at a time.
+    The table's own columns (as DuckDB describes it, in order, with their types) say what is
+    read from each row: a key missing from a row is NULL, a key the table lacks is ignored.
+    Rows are consumed lazily, ``batch`` at a time.
     """
-    table = table or model.__tablename__
-    names = columns(model) + list(extra)
-    types = {r[0]: r[1] for r in con.execute(
-        "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ?",
-        [table]).fetchall()}
+    import pyarrow as pa  # only a refresh that writes needs Arrow
+
+    described = con.execute(
+        "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
+        "ORDER BY column_index", [table]).fetchall()
+    if not described:
+        raise ValueError(f"insert_rows: no table {table!r}")
+    names = [r[0] for r in described]
+    types = dict(described)
     total = 0
     chunk: list[dict] = []
 
@@ -31,14 +31,12 @@ def insert_rows(con: duckdb.DuckDBPyConnection, model, rows: Iterable[dict],
         nonlocal total
         if not chunk:
             return
-        arrow = pa.Table.from_pylist(chunk)
-        for n in names:  # a key no row carries becomes a NULL column
-            if n not in arrow.column_names:
-                arrow = arrow.append_column(n, pa.nulls(len(chunk)))
-        arrow = arrow.select(names)
+        # Column by column over the table's names: Table.from_pylist would take the names
+        # from the first row alone and drop a key that only later rows carry.
+        arrow = pa.table({n: [row.get(n) for row in chunk] for n in names})
         con.register("_perfledger_batch", arrow)
         select = ", ".join(f'CAST("{n}" AS {types[n]}) AS "{n}"' for n in names)
-        con.execute(f'INSERT INTO "{table}" BY NAME SELECT {select} FROM _perfledger_batch')  # noqa: S608 - names from the schema
+        con.execute(f'INSERT INTO "{table}" BY NAME SELECT {select} FROM _perfledger_batch')  # noqa: S608 - names from the catalog
         con.unregister("_perfledger_batch")
         total += len(chunk)
         chunk.clear()

@@ -19,20 +19,8 @@ from ingest import azure_prices, curated, mlperf, mlperf_rules
 from ingest.http import Raw, RetryPolicy, redact
 from warehouse.db import fetch_dicts, insert_rows, scalar
 from warehouse.exceptions import ParseError, ShrinkError
-from warehouse.schema import (
-    AcceleratorAlias,
-    AzurePrice,
-    BenchmarkRule,
-    Claim,
-    ClaimHistory,
-    Hardware,
-    HardwareSpec,
-    MlperfResult,
-    ModelShape,
-    RulePin,
-    SourceSnapshot,
-)
 from warehouse.sources import SourcesConfig
+from warehouse.staging import Staging
 from warehouse.store import Layout
 
 
@@ -60,7 +48,7 @@ class SourceOutcome:
 class LoadContext:
     """Everything a loader needs; nothing global."""
 
-    con: duckdb.DuckDBPyConnection
+    stage: Staging
     client: httpx.Client
     layout: Layout
     sources: SourcesConfig
@@ -72,6 +60,18 @@ class LoadContext:
     changing: Callable[[], None] = lambda: None  # a loader calls it once it knows rows will change
     _pending: list[dict] = field(default_factory=list)
 
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The staging connection, for writes (the first use stages a copy of the current
+        snapshot) and for reads after a write."""
+        return self.stage.connection()
+
+    @property
+    def reader(self) -> duckdb.DuckDBPyConnection:
+        """For reading the previous state before deciding to write: staging once open, else
+        the current snapshot, read-only."""
+        return self.stage.reader()
+
     def conditional(self, prev: dict | None) -> dict[str, str | None]:
         """ETag / Last-Modified of the previous fetch, for a conditional request."""
         return {"etag": prev["etag"] if prev else None,
@@ -80,7 +80,7 @@ class LoadContext:
     def previous(self, source: str, label: str | None) -> dict | None:
         """The latest source snapshot recorded for this source and label."""
         rows = fetch_dicts(
-            self.con,
+            self.reader,
             "SELECT * FROM source_snapshot WHERE source = ? AND label IS NOT DISTINCT FROM ? "
             "ORDER BY fetched_at DESC LIMIT 1", [source, label])
         return rows[0] if rows else None
@@ -88,21 +88,22 @@ class LoadContext:
     def record(self, raw: Raw, *, kind: str, label: str | None, parser_version: str,
                defer: bool = False) -> str:
         """Save the raw bytes, record the source snapshot, return its id. With ``defer`` the
-        row is queued and written by ``flush_snapshots`` (one bulk insert for many pages)."""
+        row is queued and written by ``flush_snapshots`` (one bulk insert for many pages; its
+        URL is redacted then, as most queued rows are dropped unwritten)."""
         sha = raw.sha256
         snapshot_id = hashlib.sha256(
             f"{raw.source}\x1f{label}\x1f{sha}".encode()).hexdigest()[:16]
         raw_path = self.layout.save_raw(raw.body, sha)
         self.outcome.bytes_fetched += len(raw.body)
         row = {"id": snapshot_id, "source": raw.source, "kind": kind, "label": label,
-               "url": redact(raw.url), "fetched_at": raw.fetched_at, "sha256": sha,
+               "url": raw.url if defer else redact(raw.url), "fetched_at": raw.fetched_at, "sha256": sha,
                "byte_size": len(raw.body), "etag": raw.etag, "last_modified": raw.last_modified,
                "parser_version": parser_version, "raw_path": raw_path}
         if defer:
             self._pending.append(row)
         elif not scalar(self.con, "SELECT count(*) FROM source_snapshot WHERE id = ?",
                         [snapshot_id]):
-            insert_rows(self.con, SourceSnapshot, [row])
+            insert_rows(self.con, "source_snapshot", [row])
         return snapshot_id
 
     def flush_snapshots(self) -> None:
@@ -113,8 +114,13 @@ class LoadContext:
         known = {r[0] for r in self.con.execute(
             "SELECT id FROM source_snapshot WHERE id IN (SELECT unnest(?::VARCHAR[]))",
             [ids]).fetchall()}
-        fresh = {r["id"]: r for r in self._pending if r["id"] not in known}
-        insert_rows(self.con, SourceSnapshot, fresh.values())
+        fresh = {r["id"]: {**r, "url": redact(r["url"])} for r in self._pending
+                 if r["id"] not in known}
+        insert_rows(self.con, "source_snapshot", fresh.values())
+        self._pending.clear()
+
+    def discard_snapshots(self) -> None:
+        """Forget the queued source snapshot rows (their source turned out unchanged)."""
         self._pending.clear()
 
     def check_shrink(self, what: str, old: int, new: int) -> None:
@@ -158,7 +164,7 @@ def load_mlperf(ctx: LoadContext) -> None:
                      rounds)
         ctx.check_shrink(f"mlperf {round_name}", old, len(rows))
         ctx.con.execute(f"DELETE FROM mlperf_result WHERE round IN ({marks})", rounds)  # noqa: S608
-        insert_rows(ctx.con, MlperfResult, rows)
+        insert_rows(ctx.con, "mlperf_result", rows)
         detail.update(status="updated", rows=len(rows), sha256=raw.sha256)
         updated += len(rows)
     ctx.outcome.rows = updated
@@ -182,13 +188,11 @@ def load_curated(ctx: LoadContext) -> None:
                  for r in raws}
     tables = curated.rows(parsed, snapshots)
     _keep_claim_history(ctx, tables["claim"])
-    models = {"claim": Claim, "hardware": Hardware, "hardware_spec": HardwareSpec,
-              "model_shape": ModelShape, "accelerator_alias": AcceleratorAlias}
-    for table, model in models.items():
+    for table in ("claim", "hardware", "hardware_spec", "model_shape", "accelerator_alias"):
         old = scalar(ctx.con, f"SELECT count(*) FROM {table}")  # noqa: S608
         ctx.check_shrink(f"curated {table}", old, len(tables[table]))
         ctx.con.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
-        insert_rows(ctx.con, model, tables[table])
+        insert_rows(ctx.con, table, tables[table])
     ctx.outcome.rows = sum(len(v) for v in tables.values())
     ctx.outcome.status = "updated"
 
@@ -216,7 +220,7 @@ def _keep_claim_history(ctx: LoadContext, new_claims: list[dict]) -> None:
             "valid_to": now, "value": old["value"], "evidence": old["evidence"],
             "claimed_on": old["claimed_on"], "checked_on": old["checked_on"],
             "version": json.dumps(old, default=str), "source_snapshot_id": old["source_snapshot_id"]})
-    insert_rows(ctx.con, ClaimHistory, history)
+    insert_rows(ctx.con, "claim_history", history)
     ctx.outcome.details["claims_edited"] = sum(h["status"] == "edited" for h in history)
     ctx.outcome.details["claims_withdrawn"] = sum(h["status"] == "withdrawn" for h in history)
 
@@ -229,12 +233,12 @@ def load_rules(ctx: LoadContext) -> None:
     raw = mlperf_rules.fetch(ctx.client, url, policy=ctx.policy, **ctx.conditional(prev))
     ctx.outcome.details["url"] = redact(url)
     pins = [{"round": r, "sha256": sha} for r, sha in cfg.round_pins.items()]
-    current_pins = sorted(tuple(r) for r in ctx.con.execute(
+    current_pins = sorted(tuple(r) for r in ctx.reader.execute(
         "SELECT round, sha256 FROM rule_pin").fetchall())
     pins_changed = current_pins != sorted((p["round"], p["sha256"]) for p in pins)
     if pins_changed:
         ctx.con.execute("DELETE FROM rule_pin")
-        insert_rows(ctx.con, RulePin, pins)
+        insert_rows(ctx.con, "rule_pin", pins)
     if raw.not_modified or (prev and prev["sha256"] == raw.sha256):
         ctx.outcome.status = "updated" if pins_changed else "unchanged"
         return
@@ -246,7 +250,7 @@ def load_rules(ctx: LoadContext) -> None:
                      [prev["id"]])
         ctx.check_shrink("mlperf_rules", old, len(rows))
     ctx.con.execute("DELETE FROM benchmark_rule WHERE source_snapshot_id = ?", [snapshot_id])
-    insert_rows(ctx.con, BenchmarkRule, rows)
+    insert_rows(ctx.con, "benchmark_rule", rows)
     ctx.outcome.rows = len(rows)
     ctx.outcome.details["sha256"] = raw.sha256
     ctx.outcome.status = "updated"
@@ -275,16 +279,18 @@ def load_azure(ctx: LoadContext) -> None:
         sid = ctx.record(raw, kind="azure_page", label=f"page {len(pages) + 1}",
                          parser_version=azure_prices.PARSER_VERSION, defer=True)
         pages.append((raw.sha256, sid))
-    ctx.flush_snapshots()
     ctx.outcome.warnings.extend(notes)
     digest = hashlib.sha256("\n".join([azure_prices.PARSER_VERSION, *(sha for sha, _ in pages)])
                             .encode()).hexdigest()
     ctx.outcome.details.update(pages=len(pages), digest=digest, notes=notes)
-    if scalar(ctx.con, "SELECT digest FROM source_state WHERE source = ?", [azure_prices.SOURCE]) == digest:
+    if scalar(ctx.reader, "SELECT digest FROM source_state WHERE source = ?",
+              [azure_prices.SOURCE]) == digest:
+        ctx.discard_snapshots()  # the run that stored this digest recorded these pages
         ctx.outcome.details["parsed"] = False
         ctx.outcome.status = "unchanged"
         return
     ctx.outcome.details["parsed"] = True
+    ctx.flush_snapshots()
     ctx.changing()
 
     def rows():
@@ -304,8 +310,7 @@ def load_azure(ctx: LoadContext) -> None:
     con = ctx.con
     con.execute("CREATE OR REPLACE TEMP TABLE _azure_read AS "
                 "SELECT *, 0::BIGINT AS ord FROM azure_price LIMIT 0")
-    parsed = insert_rows(con, AzurePrice, rows(), batch=5_000, table="_azure_read",
-                         extra=["ord"])
+    parsed = insert_rows(con, "_azure_read", rows(), batch=5_000)
     items = scalar(con, "SELECT count(DISTINCT price_key) FROM _azure_read")
     open_count = scalar(con, "SELECT count(*) FROM azure_price WHERE valid_to IS NULL")
     ctx.outcome.details.update(items=items, duplicates_skipped=parsed - items)

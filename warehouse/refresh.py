@@ -1,8 +1,10 @@
-"""One refresh: lock → stage (copy of current) → load each source → derive → validate → publish.
+"""One refresh: lock → load each source → derive → validate → publish.
 
-A source that fails is rolled back inside the staging file, so its last good rows are carried
-into the new snapshot and the run says it is stale. Nothing is published when no source changed,
-or when validation reports an error. The current snapshot is never written to.
+The first source that writes stages a copy of the current snapshot (``Staging``); a run in
+which no source changes never copies it. A source that fails is rolled back inside the staging
+file, so its last good rows are carried into the new snapshot and the run says it is stale.
+Nothing is published when no source changed, or when validation reports an error. The current
+snapshot is never written to.
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ from warehouse import derived, validation
 from warehouse.db import insert_rows
 from warehouse.exceptions import ConfigError, PerfledgerError, SnapshotError
 from warehouse.loaders import LOADERS, LoadContext, SourceOutcome, apply_aliases
-from warehouse.schema import RefreshRun, ValidationResult, create_all
 from warehouse.settings import Settings
 from warehouse.sources import load_sources
+from warehouse.staging import Staging
 from warehouse.store import Layout, RefreshLock
 
 log = logging.getLogger("perfledger.refresh")
@@ -123,37 +125,31 @@ def refresh(
         report = RunReport(id=new_id(), started_at=datetime.now(UTC))
         for p in layout.clean_partials():
             emit("cleanup", f"removed partial file {p.name} left by an interrupted refresh")
-        staging = None
+        stage = Staging(layout, report.id, settings.refresh_memory_mb,
+                        on_open=lambda: emit("stage", f"staging snapshot {report.id}"))
         try:
             _check_disk(layout, settings.min_free_mb)
             snapshot_id = report.id
-            t = time.perf_counter()
-            emit("stage", f"staging snapshot {snapshot_id}")
-            staging = layout.start_staging(snapshot_id)
-            con = duckdb.connect(str(staging),
-                                 config={"memory_limit": f"{settings.refresh_memory_mb}MB"})
-            create_all(con)
-            report.stages["stage"] = time.perf_counter() - t
             today = datetime.now(UTC).date().isoformat()
             for name in selected:
                 outcome = SourceOutcome(name)
                 report.sources.append(outcome)
                 emit("source", f"{name}: fetching")
-                ctx = LoadContext(con=con, client=client, layout=layout, sources=sources,
+                ctx = LoadContext(stage=stage, client=client, layout=layout, sources=sources,
                                   policy=policy, outcome=outcome, shrink_ratio=settings.shrink_ratio,
                                   accept_shrink=accept_shrink, today=today,
                                   changing=validation.prewarm)
                 t = time.perf_counter()
-                con.execute("BEGIN TRANSACTION")
+                stage.begin()
                 try:
                     LOADERS[name](ctx)
-                    con.execute("COMMIT")
+                    stage.commit()
                 except PerfledgerError as e:
-                    con.execute("ROLLBACK")
+                    stage.rollback()
                     outcome.status = "failed"
                     outcome.message = str(e)
                 except BaseException:
-                    con.execute("ROLLBACK")
+                    stage.rollback()
                     outcome.status = "failed"
                     outcome.message = traceback.format_exc(limit=3).strip().splitlines()[-1]
                     raise
@@ -163,12 +159,13 @@ def refresh(
                     validation.prewarm()  # GX's import overlaps the sources still loading
                 emit("source", f"{name}: {outcome.status}"
                      + (f" — {outcome.message}" if outcome.message else ""))
+            if stage.opened:
+                report.stages["stage"] = stage.seconds
             failed = [o for o in report.sources if o.status == "failed"]
             changed = [o for o in report.sources if o.status == "updated"]
             layout.sync_raw()
             if not changed:
-                con.close()
-                staging.unlink(missing_ok=True)
+                stage.discard()
                 report.status = "failed" if failed else "unchanged"
                 report.message = ("; ".join(f"{o.source}: {o.message}" for o in failed)
                                   if failed else "no source changed; nothing published")
@@ -176,10 +173,12 @@ def refresh(
 
             t = time.perf_counter()
             emit("derive", "normalising accelerators and installing derived views")
+            con = stage.connection()
             report.coverage = apply_aliases(con)
             derived.install(con)
             con.execute("CHECKPOINT")
-            con.close()
+            staging = stage.close()
+            assert staging is not None
             report.stages["derive"] = time.perf_counter() - t
 
             t = time.perf_counter()
@@ -188,7 +187,7 @@ def refresh(
             report.stages["validate"] = time.perf_counter() - t
             errors = [v for v in report.validation if not v["success"] and v["severity"] == "error"]
             if errors:
-                staging.unlink(missing_ok=True)
+                stage.discard()
                 report.status = "rejected"
                 report.message = "validation failed: " + "; ".join(
                     f"{v['expectation']} ({v['unexpected_count']} row(s))"
@@ -208,15 +207,13 @@ def refresh(
             con.close()
             emit("publish", f"publishing snapshot {snapshot_id}")
             layout.publish(staging, snapshot_id)
-            staging = None
+            stage.path = None  # published: no longer ours to delete
             for p in layout.prune(settings.retention_count, settings.retention_days):
                 emit("prune", f"removed old snapshot {p.name}")
             report.stages["publish"] = time.perf_counter() - t
             return _finish(layout, report)
         except BaseException as e:
-            if staging is not None:
-                staging.unlink(missing_ok=True)
-                staging.with_name(staging.name + ".wal").unlink(missing_ok=True)
+            stage.discard()
             if report.status in ("running",):
                 report.status = "failed"
                 report.message = f"{type(e).__name__}: {e}"
@@ -231,9 +228,9 @@ def _record_run(con: duckdb.DuckDBPyConnection, layout: Layout, report: RunRepor
     """Write the run history (journal + this run) and this run's validation into the snapshot."""
     con.execute("DELETE FROM refresh_run")
     runs = [_run_row(r) for r in layout.read_runs()] + [_run_row(report.as_dict())]
-    insert_rows(con, RefreshRun, {r["id"]: r for r in runs}.values())
+    insert_rows(con, "refresh_run", {r["id"]: r for r in runs}.values())
     con.execute("DELETE FROM validation_result")
-    insert_rows(con, ValidationResult, [
+    insert_rows(con, "validation_result", [
         {**v, "id": f"{report.id}:{v['expectation']}", "run_id": report.id}
         for v in report.validation])
 

@@ -391,7 +391,3 @@ def create_all(con: duckdb.DuckDBPyConnection) -> None:
             if field.description:
                 con.execute(f"COMMENT ON COLUMN {table.name}.{name} IS $${field.description}$$")
 
-
-def columns(model: type[SQLModel]) -> list[str]:
-    """Column names of a table, in declaration order."""
-    return list(model.model_fields)

@@ -3,6 +3,11 @@ history, as_of, and faults that must publish nothing partial."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
 from tests.azure_emulator import generate_items, seed_items
@@ -95,6 +100,53 @@ def test_unchanged_prices_publish_nothing(warehouse, server):
     assert Layout(warehouse.data_path).read_current() == before
     # the same bytes as the current rows were built from: nothing is parsed
     assert azure_outcome(report).details["parsed"] is False
+
+
+NO_CHANGE_RUN = """
+import json, sys
+from warehouse.refresh import refresh
+from warehouse.settings import Settings
+events = []
+report = refresh(Settings(), on_event=lambda kind, text: events.append(kind))
+heavy = sorted(m for m in ("sqlmodel", "sqlalchemy", "pyarrow", "great_expectations")
+               if m in sys.modules)
+print(json.dumps({"status": report.status, "events": events, "stages": report.stages,
+                  "heavy": heavy}))
+"""
+
+
+def test_a_refresh_that_finds_nothing_new_copies_nothing_and_loads_no_schema(warehouse, server,
+                                                                             client_for):
+    """The usual scheduled run: sources read their previous state from the published snapshot
+    in place; no staging copy is made, and neither SQLModel/SQLAlchemy (table creation) nor
+    Arrow (inserts) is imported: most of what a no-change run used to spend."""
+    mount_azure(server, page_size=4)
+    layout = Layout(warehouse.data_path)
+    before = layout.read_current()
+    env = {**os.environ, "PERFLEDGER_DATA_DIR": str(warehouse.data_path),
+           "PERFLEDGER_SOURCES": str(warehouse.sources)}
+    done = subprocess.run([sys.executable, "-c", NO_CHANGE_RUN], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    run = json.loads(done.stdout.strip().splitlines()[-1])
+    assert run["status"] == "unchanged" and run["heavy"] == []
+    assert "stage" not in run["events"] and "stage" not in run["stages"]
+    assert layout.read_current() == before and not list(layout.snapshots.glob("*.partial*"))
+
+    # In a process that also serves the API (serve --refresh-every) the snapshot is already
+    # open there; the refresh reads it beside the API, then stages a copy once a price moves.
+    client = client_for(warehouse)
+    assert prices(client, sku="Standard_ND96isr_H100_v5", region="eastus2")
+    assert refresh(warehouse).status == "unchanged"
+    items = seed_items()
+    items[0] = {**items[0], "retailPrice": items[0]["retailPrice"] + 1,
+                "unitPrice": items[0]["unitPrice"] + 1}
+    mount_azure(server, items, page_size=4)
+    events: list[str] = []
+    report = refresh(warehouse, on_event=lambda kind, text: events.append(kind))
+    assert report.status == "published", report.message
+    assert "stage" in events and report.stages["stage"] > 0
+    assert azure_outcome(report).details["closed_versions"] == 1
 
 
 def test_same_prices_in_other_pages_are_parsed_and_still_unchanged(warehouse, server):
