@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -45,9 +46,39 @@ def _with_params(url: str, params: dict[str, str]) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), parts.fragment))
 
 
-def _query(url: str) -> tuple[str, dict[str, str]]:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}{parts.path}", dict(parse_qsl(parts.query))
+_SKIP = re.compile(r"([?&](?:\$|%24)skip=)(\d+)(?=&|#|$)", re.IGNORECASE)
+
+
+def _skip_of(url: str) -> int | None:
+    """The ``$skip`` of a page link, when it has exactly one."""
+    found = _SKIP.findall(url)
+    return int(found[0][1]) if len(found) == 1 else None
+
+
+def _with_skip(url: str, skip: int) -> str:
+    """The same link with another ``$skip`` (the server's own spelling kept)."""
+    return _SKIP.sub(lambda m: m.group(1) + str(skip), url, count=1)
+
+
+def _link_and_count(body: bytes) -> tuple[str, int] | None:
+    """``NextPageLink`` and ``Count`` read from the end of a page without building its items.
+
+    The API writes both after ``Items``; ``{`` + the page from the last ``"NextPageLink"`` on is
+    then a JSON object of its own (a key found inside an item would leave that item's closing
+    brackets unmatched, and a quoted name in a string value is escaped). None when the page is
+    not laid out so, or has no next link: the caller parses the whole page.
+    """
+    at = body.rfind(b'"NextPageLink"')
+    if at < 0:
+        return None
+    try:
+        tail = orjson.loads(b"{" + body[at:])
+    except orjson.JSONDecodeError:
+        return None
+    link, count = tail.get("NextPageLink"), tail.get("Count")
+    if isinstance(link, str) and link and isinstance(count, int) and not isinstance(count, bool):
+        return link, count
+    return None
 
 
 def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filter: str,
@@ -56,11 +87,12 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
     """Yield every page of the price list, in order. Raises ``FetchError`` naming the page.
 
     Pages are whatever ``NextPageLink`` points at. With ``concurrency`` > 1, once a link is
-    seen to be "the same query with ``$skip`` = items so far", the next pages' links are
-    predicted and up to ``concurrency`` of them fetched ahead; a prefetched page is used only
-    when the link actually read from the page before it names the same query (else the
-    prefetches are dropped and the real link is followed), so the pages are the ones a
-    sequential walk would read.
+    seen to be "this link with ``$skip`` = items so far", the next pages' links are predicted
+    (the same link, ``$skip`` moved on by a page) and up to ``concurrency`` of them fetched
+    ahead; a prefetched page is used only when the link actually read from the page before it
+    is the predicted one (else the prefetches are dropped and the real link is followed), so
+    the pages are the ones a sequential walk would read. A page's items are not built here:
+    its link and item count are read from its end (``_link_and_count``) when it can be.
     """
     notes = notes if notes is not None else []
     first = _with_params(url, {"api-version": api_version, "$filter": odata_filter,
@@ -81,7 +113,7 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
                 raise FetchError(f"{SOURCE}: more than {max_pages} pages; raise max_pages in "
                                  "sources.toml if the price list really is that long",
                                  source=SOURCE, url=redact(url))
-            if ahead and (ahead[0][0] == next_url or _query(ahead[0][0]) == _query(next_url)):
+            if ahead and ahead[0][0] == next_url:
                 job: Future[Raw] | None = ahead.popleft()[1]
             else:
                 for _, dropped in ahead:
@@ -96,29 +128,32 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
                                  page=page) from None
             raw.notes.append(f"page {page}")
             yield raw
-            try:
-                body = orjson.loads(raw.body)
-                items = body.get("Items") or []
-                link = body.get("NextPageLink")
-            except (ValueError, AttributeError):
-                return  # parse() reports the bad page with its number
-            seen_items += len(items)
+            fast = _link_and_count(raw.body)
+            if fast is not None:
+                link: str | None
+                link, count = fast
+            else:
+                try:
+                    body = orjson.loads(raw.body)
+                    count = len(body.get("Items") or [])
+                    link = body.get("NextPageLink")
+                except (ValueError, AttributeError, TypeError):
+                    return  # parse() reports the bad page with its number
+            seen_items += count
             if link:
                 next_url = link
-            elif len(items) >= PAGE_SIZE:
-                notes.append(f"page {page} was full ({len(items)} items) but NextPageLink was "
+            elif count >= PAGE_SIZE:
+                notes.append(f"page {page} was full ({count} items) but NextPageLink was "
                              f"empty; continued with $skip={seen_items}")
                 next_url = _with_params(first, {"$skip": str(seen_items)})
             else:
                 next_url = None
-            if pool is not None and next_url and items \
-                    and _query(next_url)[1].get("$skip") == str(seen_items):
-                step = len(items)
-                base = seen_items + step * len(ahead)
+            if pool is not None and next_url and count and _skip_of(next_url) == seen_items:
+                skip = seen_items + count * len(ahead)
                 while len(ahead) < concurrency:
-                    target = _with_params(next_url, {"$skip": str(base)})
+                    target = _with_skip(next_url, skip)
                     ahead.append((target, pool.submit(get, target)))
-                    base += step
+                    skip += count
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)

@@ -147,3 +147,28 @@ def test_links_that_are_not_skip_counts_are_followed_one_by_one(server):
     bodies = _walk(server, "/lying", 4)
     assert [json.loads(b)["Items"][0]["s"] for b in bodies] == [0, 7, 14, 21, 28]
     assert len(server.hits("/lying")) == 5
+
+
+def test_the_next_link_is_the_page_s_own_never_one_inside_an_item(server):
+    """Links are read from a page's end when they can be; a ``NextPageLink`` inside an item
+    (last on the page), or quoted inside a string, is never taken for the page's own."""
+    from tests.helpers import Reply
+
+    decoy = server.url("/decoy")
+
+    def tricky(req):
+        n = int(dict(p.split("=") for p in req.query.split("&") if "=" in p).get("n", "0"))
+        own = json.dumps(server.url(f"/tricky?n={n + 1}") if n < 3 else None)
+        if n % 2 == 0:  # the page's link first, an item carrying a link of its own last
+            body = (f'{{"NextPageLink": {own}, "Items": [{{"k": {n}}}, '
+                    f'{{"NextPageLink": "{decoy}", "Count": 1}}], "Count": 2}}')
+        else:  # the usual layout, with the link's text quoted inside an item
+            quoted = json.dumps(f'"NextPageLink": "{decoy}", "Count": 1}}')
+            body = f'{{"Items": [{{"k": {n}, "note": {quoted}}}], "NextPageLink": {own}, "Count": 1}}'
+        return Reply(200, body.encode())
+
+    server.handlers["/tricky"] = tricky
+    for concurrency in (1, 4):
+        bodies = _walk(server, "/tricky", concurrency)
+        assert [json.loads(b)["Items"][0]["k"] for b in bodies] == [0, 1, 2, 3]
+    assert not server.hits("/decoy")
