@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,6 +27,7 @@ from warehouse.exceptions import FetchError, ParseError
 SOURCE = "azure_prices"
 PARSER_VERSION = "azure-retail-prices/1"
 PAGE_SIZE = 100  # the API's page size; a page this full with no next link is suspicious
+PROBE_PAGES = 3  # pages read one by one, and timed, before deciding whether to fetch ahead
 HOURS_IN_TERM = {"1 Year": 8760.0, "3 Years": 26280.0, "5 Years": 43800.0}
 REQUIRED = ("currencyCode", "retailPrice", "unitPrice", "armRegionName", "effectiveStartDate",
             "meterId", "skuId", "productName", "skuName", "unitOfMeasure", "type", "armSkuName")
@@ -83,7 +85,8 @@ def _link_and_count(body: bytes) -> tuple[str, int] | None:
 
 def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filter: str,
                 currency: str, policy: RetryPolicy = DEFAULT_POLICY, max_pages: int = 5000,
-                notes: list[str] | None = None, concurrency: int = 1) -> Iterator[Raw]:
+                notes: list[str] | None = None, concurrency: int = 1,
+                walk: dict | None = None) -> Iterator[Raw]:
     """Yield every page of the price list, in order. Raises ``FetchError`` naming the page.
 
     Pages are whatever ``NextPageLink`` points at. With ``concurrency`` > 1, once a link is
@@ -91,8 +94,14 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
     (the same link, ``$skip`` moved on by a page) and up to ``concurrency`` of them fetched
     ahead; a prefetched page is used only when the link actually read from the page before it
     is the predicted one (else the prefetches are dropped and the real link is followed), so
-    the pages are the ones a sequential walk would read. A page's items are not built here:
-    its link and item count are read from its end (``_link_and_count``) when it can be.
+    the pages are the ones a sequential walk would read.
+
+    Fetching ahead hides network latency and costs CPU (threads contend for the interpreter).
+    The first ``PROBE_PAGES`` pages are read one by one and timed: only when they spent most
+    of their time waiting (not computing) does the walk fetch ahead; against a server that
+    answers in about the time a page takes to read, it stays one by one. ``walk`` (a dict)
+    receives what was decided and measured. A page's items are not built here: its link and
+    item count are read from its end (``_link_and_count``) when it can be.
     """
     notes = notes if notes is not None else []
     first = _with_params(url, {"api-version": api_version, "$filter": odata_filter,
@@ -101,10 +110,21 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
     seen_items = 0
     page = 0
     ahead: deque[tuple[str, Future[Raw]]] = deque()
-    pool = ThreadPoolExecutor(concurrency) if concurrency > 1 else None
+    pool: ThreadPoolExecutor | None = None
+    walk = walk if walk is not None else {}
+    walk.update(fetch_ahead=False, waiting_share=None)
+    timed = [0.0, 0.0]  # seconds the one-by-one pages took, and spent waiting in them
 
     def get(target: str) -> Raw:
         return fetch_bytes(client, target, source=SOURCE, policy=policy)
+
+    def get_timed(target: str) -> Raw:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        raw = get(target)
+        wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+        timed[0] += wall
+        timed[1] += max(0.0, wall - cpu)
+        return raw
 
     try:
         while next_url:
@@ -121,7 +141,7 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
                 ahead.clear()
                 job = None
             try:
-                raw = job.result() if job is not None else get(next_url)
+                raw = job.result() if job is not None else get_timed(next_url)
             except FetchError as e:
                 detail = str(e).removeprefix(f"{SOURCE}: ")
                 raise FetchError(f"{SOURCE}: page {page}: {detail}", source=SOURCE, url=e.url,
@@ -148,6 +168,11 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
                 next_url = _with_params(first, {"$skip": str(seen_items)})
             else:
                 next_url = None
+            if page == PROBE_PAGES and concurrency > 1 and timed[0] > 0:
+                walk["waiting_share"] = round(timed[1] / timed[0], 3)
+                if timed[1] > timed[0] / 2:
+                    walk["fetch_ahead"] = True
+                    pool = ThreadPoolExecutor(concurrency)
             if pool is not None and next_url and count and _skip_of(next_url) == seen_items:
                 skip = seen_items + count * len(ahead)
                 while len(ahead) < concurrency:

@@ -174,16 +174,17 @@ def fetch_bytes(
         sleep=sleep,
         reraise=True,
     )
-    shown = redact(url)
     try:
         response = retrying(attempt)
     except _RetryableStatus as e:
+        shown = redact(url)
         raise FetchError(
             f"{source}: {shown} answered HTTP {e.response.status_code} "
             f"after {attempts} attempt(s)",
             source=source, url=shown, status=e.response.status_code,
         ) from None
     except httpx.TransportError as e:
+        shown = redact(url)
         raise FetchError(
             f"{source}: {shown} failed after {attempts} attempt(s): "
             f"{type(e).__name__}: {e}",
@@ -193,6 +194,7 @@ def fetch_bytes(
         return Raw(source=source, url=url, body=b"", fetched_at=datetime.now(UTC), status=304,
                    etag=etag, last_modified=last_modified, attempts=attempts)
     if response.status_code >= 400:
+        shown = redact(url)
         raise FetchError(
             f"{source}: {shown} answered HTTP {response.status_code}",
             source=source, url=shown, status=response.status_code,

@@ -271,18 +271,19 @@ def load_azure(ctx: LoadContext) -> None:
     url = ctx.sources.resolve(cfg.url)
     observed = datetime.now(UTC)
     notes: list[str] = []
+    walk: dict = {}
     pages: list[tuple[str, str]] = []  # (sha256, source snapshot id), in page order
     for raw in azure_prices.fetch_pages(
             ctx.client, url, api_version=cfg.api_version, currency=cfg.currency,
             odata_filter=azure_prices.build_filter(cfg.filter, cfg.regions), policy=ctx.policy,
-            max_pages=cfg.max_pages, notes=notes, concurrency=cfg.concurrency):
+            max_pages=cfg.max_pages, notes=notes, concurrency=cfg.concurrency, walk=walk):
         sid = ctx.record(raw, kind="azure_page", label=f"page {len(pages) + 1}",
                          parser_version=azure_prices.PARSER_VERSION, defer=True)
         pages.append((raw.sha256, sid))
     ctx.outcome.warnings.extend(notes)
     digest = hashlib.sha256("\n".join([azure_prices.PARSER_VERSION, *(sha for sha, _ in pages)])
                             .encode()).hexdigest()
-    ctx.outcome.details.update(pages=len(pages), digest=digest, notes=notes)
+    ctx.outcome.details.update(pages=len(pages), digest=digest, notes=notes, walk=walk)
     if scalar(ctx.reader, "SELECT digest FROM source_state WHERE source = ?",
               [azure_prices.SOURCE]) == digest:
         ctx.discard_snapshots()  # the run that stored this digest recorded these pages

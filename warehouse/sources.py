@@ -51,7 +51,8 @@ class AzureSource(_Strict):
     filter: str = DEFAULT_AZURE_FILTER
     regions: list[str] = Field(default_factory=list)
     max_pages: int = Field(5000, ge=1)
-    # Pages fetched at once (predicted from NextPageLink's $skip; 1 = strictly one by one).
+    # Pages fetched at once when pages mostly wait on the network (predicted from
+    # NextPageLink's $skip; 1 = strictly one by one).
     concurrency: int = Field(4, ge=1, le=16)
     enabled: bool = True
 

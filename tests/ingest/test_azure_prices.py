@@ -104,24 +104,51 @@ def test_reservation_hourly_times_hours_gives_term_price(price, term):
 
 # ---- fetching pages ahead: the pages read are the ones a one-by-one walk reads
 
-def _walk(server, path: str, concurrency: int) -> list[bytes]:
+def _walk(server, path: str, concurrency: int, walk: dict | None = None) -> list[bytes]:
     from ingest.http import make_client
 
     with make_client(10) as client:
         return [r.body for r in azure_prices.fetch_pages(
             client, server.url(path), api_version="v", odata_filter="serviceName eq 'Virtual Machines'",
-            currency="USD", concurrency=concurrency)]
+            currency="USD", concurrency=concurrency, walk=walk)]
+
+
+class _Slow:
+    """A handler that answers after ``seconds``: pages that wait on the network, as the real
+    API's do, so the walk decides to fetch ahead. Counts the most requests in flight at once."""
+
+    def __init__(self, handler, seconds: float = 0.02) -> None:
+        import threading
+
+        self.handler, self.seconds = handler, seconds
+        self.lock, self.now, self.most = threading.Lock(), 0, 0
+
+    def __call__(self, req):
+        import time
+
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        try:
+            time.sleep(self.seconds)
+            return self.handler(req)
+        finally:
+            with self.lock:
+                self.now -= 1
 
 
 def test_pages_fetched_ahead_are_the_pages_read_one_by_one(server):
     from tests.azure_emulator import AzureEmulator, generate_items
 
     emulator = AzureEmulator(generate_items(253), base_url=server.url("/prices"), page_size=10)
-    server.handlers["/prices"] = emulator
+    server.handlers["/prices"] = slow = _Slow(emulator)
     one_by_one = _walk(server, "/prices", 1)
-    assert len(one_by_one) == 26 and len(emulator.requests) == 26
+    assert len(one_by_one) == 26 and len(emulator.requests) == 26 and slow.most == 1
     emulator.requests.clear()
-    assert _walk(server, "/prices", 4) == one_by_one
+    walk: dict = {}
+    assert _walk(server, "/prices", 4, walk) == one_by_one
+    assert walk["fetch_ahead"] is True and walk["waiting_share"] > 0.5
+    assert 1 < slow.most <= 4
     # at most the window's worth of requests past the last page
     assert 26 <= len(emulator.requests) <= 26 + 4
 
@@ -139,8 +166,8 @@ def test_links_that_are_not_skip_counts_are_followed_one_by_one(server):
         nxt = server.url(f"/lying?$skip={skip + 7}") if skip < 28 else None
         return Reply(200, json.dumps({"Items": [{"s": skip}] * 5, "NextPageLink": nxt}).encode())
 
-    server.handlers["/opaque"] = opaque
-    server.handlers["/lying"] = lying
+    server.handlers["/opaque"] = _Slow(opaque)
+    server.handlers["/lying"] = _Slow(lying)
     bodies = _walk(server, "/opaque", 4)
     assert [json.loads(b)["Items"][0]["n"] for b in bodies] == [0, 1, 2, 3, 4]
     assert len(server.hits("/opaque")) == 5
@@ -167,7 +194,7 @@ def test_the_next_link_is_the_page_s_own_never_one_inside_an_item(server):
             body = f'{{"Items": [{{"k": {n}, "note": {quoted}}}], "NextPageLink": {own}, "Count": 1}}'
         return Reply(200, body.encode())
 
-    server.handlers["/tricky"] = tricky
+    server.handlers["/tricky"] = _Slow(tricky)
     for concurrency in (1, 4):
         bodies = _walk(server, "/tricky", concurrency)
         assert [json.loads(b)["Items"][0]["k"] for b in bodies] == [0, 1, 2, 3]
