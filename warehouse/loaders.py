@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import duckdb
@@ -33,6 +34,7 @@ class SourceOutcome:
     rows: int = 0
     bytes_fetched: int = 0
     seconds: float = 0.0
+    fetch_seconds: float = 0.0  # of ``seconds``: reading the source (and storing its bytes)
     message: str = ""
     warnings: list[str] = field(default_factory=list)
     details: dict = field(default_factory=dict)
@@ -41,6 +43,7 @@ class SourceOutcome:
         """JSON-ready form for the run record."""
         return {"source": self.source, "status": self.status, "rows": self.rows,
                 "bytes_fetched": self.bytes_fetched, "seconds": round(self.seconds, 3),
+                "fetch_seconds": round(self.fetch_seconds, 3),
                 "message": self.message, "warnings": self.warnings, "details": self.details}
 
 
@@ -71,6 +74,15 @@ class LoadContext:
         """For reading the previous state before deciding to write: staging once open, else
         the current snapshot, read-only."""
         return self.stage.reader()
+
+    @contextmanager
+    def fetching(self) -> Iterator[None]:
+        """Time a fetch: the source's seconds are reported as fetching and the rest."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.outcome.fetch_seconds += time.perf_counter() - started
 
     def conditional(self, prev: dict | None) -> dict[str, str | None]:
         """ETag / Last-Modified of the previous fetch, for a conditional request."""
@@ -140,7 +152,8 @@ def load_mlperf(ctx: LoadContext) -> None:
         url = ctx.sources.resolve(url)
         prev = ctx.previous(mlperf.SOURCE, round_name)
         started = time.perf_counter()
-        raw = mlperf.fetch(ctx.client, url, policy=ctx.policy, **ctx.conditional(prev))
+        with ctx.fetching():
+            raw = mlperf.fetch(ctx.client, url, policy=ctx.policy, **ctx.conditional(prev))
         detail: dict = {"url": redact(url), "fetch_seconds": round(time.perf_counter() - started, 3)}
         ctx.outcome.details[round_name] = detail
         if raw.not_modified or (prev and prev["sha256"] == raw.sha256):
@@ -176,7 +189,8 @@ def load_curated(ctx: LoadContext) -> None:
     from pathlib import Path
 
     directory = Path(ctx.sources.resolve(ctx.sources.curated.dir))
-    raws = curated.read_files(directory)
+    with ctx.fetching():
+        raws = curated.read_files(directory)
     unchanged = all((p := ctx.previous(curated.SOURCE, Path(r.url).name)) and p["sha256"] == r.sha256
                     for r in raws)
     ctx.outcome.details["files"] = {Path(r.url).name: r.sha256[:12] for r in raws}
@@ -230,7 +244,8 @@ def load_rules(ctx: LoadContext) -> None:
     cfg = ctx.sources.mlperf_rules
     url = ctx.sources.resolve(cfg.url)
     prev = ctx.previous(mlperf_rules.SOURCE, "rules")
-    raw = mlperf_rules.fetch(ctx.client, url, policy=ctx.policy, **ctx.conditional(prev))
+    with ctx.fetching():
+        raw = mlperf_rules.fetch(ctx.client, url, policy=ctx.policy, **ctx.conditional(prev))
     ctx.outcome.details["url"] = redact(url)
     pins = [{"round": r, "sha256": sha} for r, sha in cfg.round_pins.items()]
     current_pins = sorted(tuple(r) for r in ctx.reader.execute(
@@ -273,13 +288,14 @@ def load_azure(ctx: LoadContext) -> None:
     notes: list[str] = []
     walk: dict = {}
     pages: list[tuple[str, str]] = []  # (sha256, source snapshot id), in page order
-    for raw in azure_prices.fetch_pages(
-            ctx.client, url, api_version=cfg.api_version, currency=cfg.currency,
-            odata_filter=azure_prices.build_filter(cfg.filter, cfg.regions), policy=ctx.policy,
-            max_pages=cfg.max_pages, notes=notes, concurrency=cfg.concurrency, walk=walk):
-        sid = ctx.record(raw, kind="azure_page", label=f"page {len(pages) + 1}",
-                         parser_version=azure_prices.PARSER_VERSION, defer=True)
-        pages.append((raw.sha256, sid))
+    with ctx.fetching():
+        for raw in azure_prices.fetch_pages(
+                ctx.client, url, api_version=cfg.api_version, currency=cfg.currency,
+                odata_filter=azure_prices.build_filter(cfg.filter, cfg.regions), policy=ctx.policy,
+                max_pages=cfg.max_pages, notes=notes, concurrency=cfg.concurrency, walk=walk):
+            sid = ctx.record(raw, kind="azure_page", label=f"page {len(pages) + 1}",
+                             parser_version=azure_prices.PARSER_VERSION, defer=True)
+            pages.append((raw.sha256, sid))
     ctx.outcome.warnings.extend(notes)
     digest = hashlib.sha256("\n".join([azure_prices.PARSER_VERSION, *(sha for sha, _ in pages)])
                             .encode()).hexdigest()
