@@ -28,11 +28,12 @@ browser: ## install Debian's chromium for the explorer page's browser test (skip
 	  echo "chromium not installed: the browser test will be skipped" >&2
 
 test: setup browser ## run the whole test suite
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2
 
-lint: setup ## ruff and mypy
-	$(BIN)/ruff check ingest warehouse api tests
-	$(BIN)/mypy ingest warehouse api
+lint: setup ## ruff, mypy and the import-linter contracts (layers point one way)
+	$(BIN)/ruff check ingest warehouse api cli tests tools
+	$(BIN)/mypy ingest warehouse api cli
+	$(BIN)/lint-imports
 
 refresh: setup ## pull every source, validate, publish a new snapshot (or nothing, saying why)
 	$(BIN)/perfledger refresh
@@ -46,7 +47,7 @@ validate: setup ## run the validation suites over the current snapshot
 bench: setup ## measure refresh and API speed against Datasette and DuckDB (prints a table, writes var/bench/)
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk) || \
 	  (echo "make bench needs wrk (Debian package wrk)" >&2; exit 1)
-	$(BIN)/python -m tests.bench
+	$(BIN)/python -m tools.bench
 
 clean: ## remove the virtual environment and the data directory
 	rm -rf $(VENV) var

@@ -61,7 +61,7 @@ ERROR_EXAMPLE = {"error": {"status": 422, "code": "invalid_parameter",
 
 def _document(app: FastAPI) -> None:
     """OpenAPI with a recorded example response per endpoint (api/examples.json, made by
-    ``python -m tests.make_examples``) and the one error shape on 422/404."""
+    ``python -m tools.make_examples``) and the one error shape on 422/404."""
     from fastapi.openapi.utils import get_openapi
 
     def openapi() -> dict:

@@ -10,8 +10,8 @@ from datetime import datetime
 
 import duckdb
 
-from warehouse import derived
-from warehouse.schema import create_all
+from warehouse.exceptions import QueryError
+from warehouse.schema import empty_warehouse
 from warehouse.store import Layout, SnapshotRef
 
 
@@ -21,7 +21,7 @@ class Opened:
 
     ref: SnapshotRef | None
     con: duckdb.DuckDBPyConnection
-    cache: dict = field(default_factory=dict)  # per-snapshot facts (column lists); immutable
+    cache: dict = field(default_factory=dict)  # figures computed once per (immutable) snapshot
 
     @property
     def id(self) -> str | None:
@@ -30,13 +30,6 @@ class Opened:
     @property
     def published_at(self) -> datetime | None:
         return self.ref.published_at if self.ref else None
-
-
-def _empty() -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(":memory:")
-    create_all(con)
-    derived.install(con)
-    return con
 
 
 class SnapshotReader:
@@ -57,7 +50,7 @@ class SnapshotReader:
 
     def _open(self, ref: SnapshotRef | None) -> Opened:
         if ref is None:
-            return Opened(None, _empty())
+            return Opened(None, empty_warehouse())
         # One thread per query: API queries are small, and requests already run in parallel.
         return Opened(ref, duckdb.connect(str(ref.path), read_only=True,
                                           config={"threads": 1}))
@@ -89,8 +82,6 @@ class SnapshotReader:
     def published_at(self, at: datetime) -> Opened:
         """The snapshot that was current at ``at``: the last one published at or before it.
         Raises ``QueryError`` when none was, or when retention has pruned it."""
-        from warehouse.exceptions import QueryError
-
         runs = [r for r in self.layout.read_runs()
                 if r.get("snapshot_id") and r["status"] in ("published", "partial")
                 and r.get("finished_at")]

@@ -12,7 +12,7 @@ import email.utils
 import hashlib
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -38,6 +38,15 @@ def redact(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+def resolve_url(base_dir: Path, url: str) -> str:
+    """A URL as given, or a plain path made absolute against ``base_dir`` (the sources file's
+    directory)."""
+    if "://" in url:
+        return url
+    p = Path(url)
+    return str(p if p.is_absolute() else (base_dir / p).resolve())
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """How hard to try: attempts after the first, first backoff, longest single wait."""
@@ -61,9 +70,7 @@ class Raw:
     status: int = 200
     etag: str | None = None
     last_modified: str | None = None
-    content_type: str | None = None
     attempts: int = 1
-    notes: list[str] = field(default_factory=list)
 
     @cached_property
     def sha256(self) -> str:
@@ -207,6 +214,5 @@ def fetch_bytes(
         status=response.status_code,
         etag=response.headers.get("ETag"),
         last_modified=response.headers.get("Last-Modified"),
-        content_type=response.headers.get("Content-Type"),
         attempts=attempts,
     )

@@ -8,6 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
+from ingest.refresh import refresh
 from tests.azure_emulator import AzureEmulator, seed_items
 from tests.helpers import (
     REPO,
@@ -17,7 +18,6 @@ from tests.helpers import (
     copy_data_dir,
     need_shared,
 )
-from warehouse.refresh import refresh
 from warehouse.settings import Settings
 
 

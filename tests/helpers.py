@@ -134,3 +134,19 @@ def copy_data_dir(src: Path, dst: Path) -> Path:
     """Copy a data directory (snapshots, raw store, runs) for a test to change freely."""
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("refresh.lock"))
     return dst
+
+
+def replace_loads(monkeypatch: pytest.MonkeyPatch, **loads: Callable) -> None:
+    """Replace registered sources' ``load`` functions for one test (the refresh reads the
+    registry through ``ingest.refresh.SOURCES``): ``replace_loads(mp, mlperf=lambda ctx: None)``."""
+    import dataclasses
+
+    from ingest import refresh
+
+    monkeypatch.setattr(refresh, "SOURCES", [
+        dataclasses.replace(s, load=loads[s.name]) if s.name in loads else s
+        for s in refresh.SOURCES])
+
+
+def no_op(ctx: object) -> None:
+    """A load that changes nothing (the source reports unchanged)."""

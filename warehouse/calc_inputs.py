@@ -10,8 +10,9 @@ import duckdb
 
 from warehouse import calculators as calc
 from warehouse.db import fetch_dicts
-from warehouse.evidence import basis
 from warehouse.exceptions import QueryError
+from warehouse.queries import current_price
+from warehouse.vocabulary import basis
 
 PER_UNIT_METRICS = ("memory_bandwidth", "memory_capacity", "flops_fp8_dense", "sram_capacity")
 
@@ -94,6 +95,16 @@ def result(name: str, inputs: Mapping[str, Input | None], outputs: dict) -> dict
             "inputs": {k: asdict(v) for k, v in used.items()}, "outputs": outputs}
 
 
+def arith(fn, *args, **kw):
+    """Run a calculation; inputs so extreme that the arithmetic breaks are a ``QueryError``
+    (the API's 422), not a crash."""
+    try:
+        return fn(*args, **kw)
+    except (ZeroDivisionError, OverflowError) as e:
+        raise QueryError(f"these inputs are too extreme to compute ({e}); use realistic "
+                         "magnitudes") from None
+
+
 def pick(given: float | None, unit: str, looked_up: Input | None) -> Input | None:
     """The caller's number when given, else the warehouse's."""
     return caller(given, unit) if given is not None else looked_up
@@ -152,14 +163,12 @@ def batch_tradeoff(con, *, hardware_id: str | None, model_id: str | None, precis
     if price_per_hour is not None:
         price_input = caller(price_per_hour, "USD/hour")
     elif sku is not None:
-        rows = fetch_dicts(con, "SELECT hourly_price, source_snapshot_id FROM azure_price "
-                           "WHERE arm_sku_name = ? AND arm_region_name = ? AND offer = 'on_demand' "
-                           "AND os = 'linux' AND valid_to IS NULL", [sku, region])
-        if not rows:
+        price = current_price(con, sku, region)
+        if price is None:
             raise QueryError(f"no current on-demand Linux price for {sku} in {region}",
                              param="sku")
-        price_input = Input(rows[0]["hourly_price"], "USD/hour", "list_price", "warehouse",
-                            f"/v1/sources/{rows[0]['source_snapshot_id']}", f"{sku}, {region}")
+        price_input = Input(price["hourly_price"], "USD/hour", "list_price", "warehouse",
+                            f"/v1/sources/{price['source_snapshot_id']}", f"{sku}, {region}")
     rows_out = []
     inputs: dict[str, Input] = {}
     for b in batches:
@@ -234,3 +243,70 @@ def grid(con, *, precision: str, context: int, efficiency: float, batch: int = 1
                          "bandwidth": r["inputs"]["bandwidth"]["value"],
                          "memory": r["inputs"]["memory"]["value"]})
     return rows
+
+
+def speculative(*, alpha: float, c: float, gamma: int | None, max_gamma: int) -> dict:
+    """Speculative decoding speedup at ``gamma``, or the best gamma up to ``max_gamma``."""
+    out = calc.best_gamma(alpha, c, max_gamma) if gamma is None else \
+        {"gamma": gamma, **calc.speculative(alpha, gamma, c)}
+    return result("speculative", {"alpha": caller(alpha, "fraction"), "c": caller(c, "ratio")},
+                  out)
+
+
+def tensor_parallel(*, weight_bytes: float, degrees: list[int], bandwidth_per_gpu: float,
+                    efficiency: float, layers: int, allreduce_us: float) -> dict:
+    """Time per token at each tensor-parallel degree."""
+    rows = [{"tp": d, **arith(calc.tensor_parallel, weight_bytes=weight_bytes, tp=d,
+                              bandwidth_per_gpu=bandwidth_per_gpu, efficiency=efficiency,
+                              layers=layers, allreduce_latency=allreduce_us * 1e-6)}
+            for d in degrees]
+    return result("tensor-parallel", {
+        "weight_bytes": caller(weight_bytes, "B"),
+        "bandwidth_per_gpu": caller(bandwidth_per_gpu, "B/s"),
+        "efficiency": caller(efficiency, "fraction"), "layers": caller(layers, "count"),
+        "allreduce_latency": caller(allreduce_us * 1e-6, "s")}, {"rows": rows})
+
+
+def kv_transfer(con, *, model_id: str | None, prompt_tokens: int, precision: str,
+                links: list[float], layers: int | None = None, kv_heads: int | None = None,
+                head_dim: int | None = None) -> dict:
+    """KV cache size of a prompt and the time to move it over each link bandwidth."""
+    md = model(con, model_id) if model_id else {}
+    inputs = {"layers": pick(layers, "count", md.get("layers")),
+              "kv_heads": pick(kv_heads, "count", md.get("kv_heads")),
+              "head_dim": pick(head_dim, "count", md.get("head_dim")),
+              "kv_bytes_per_value": default(calc.BYTES_PER_VALUE[precision], "B", precision)}
+    lay, kvh, hd = need(inputs, "layers", "kv_heads", "head_dim", param="model")
+    per_token = calc.kv_bytes_per_token(int(lay), int(kvh), int(hd),
+                                        calc.BYTES_PER_VALUE[precision])
+    rows = [{"link_bandwidth": bw, **arith(calc.kv_transfer, kv_per_token=per_token,
+                                           prompt_tokens=prompt_tokens, link_bandwidth=bw)}
+            for bw in links]
+    return result("kv-transfer", inputs, {"kv_bytes_per_token": per_token, "rows": rows})
+
+
+def capacity(con, *, model_id: str | None, params: float | None, precision: str,
+             hardware_id: str | None, metric: str, capacity_per_unit: float | None) -> dict:
+    """Units (chips, wafers, racks) needed to hold a model's weights."""
+    md = model(con, model_id) if model_id else {}
+    hw = hardware(con, hardware_id) if hardware_id else {}
+    inputs = {"params": pick(params, "count", md.get("params")),
+              "capacity_per_unit": pick(capacity_per_unit, "B", hw.get(metric)),
+              "bytes_per_weight": default(calc.BYTES_PER_VALUE[precision], "B", precision)}
+    p, cap = need(inputs, "params", "capacity_per_unit", param="hardware")
+    return result("capacity", inputs, arith(
+        calc.capacity_units, params=p, bytes_per_weight=calc.BYTES_PER_VALUE[precision],
+        capacity_per_unit=cap))
+
+
+def bandwidth_needed(con, *, model_id: str | None, active_params: float | None, precision: str,
+                     tpot_ms: float, efficiency: float) -> dict:
+    """Bandwidth needed to read the active weights once per TPOT target."""
+    md = model(con, model_id) if model_id else {}
+    inputs = {"active_params": pick(active_params, "count", md.get("active_params")),
+              "tpot": caller(tpot_ms / 1000, "s"), "efficiency": caller(efficiency, "fraction"),
+              "bytes_per_weight": default(calc.BYTES_PER_VALUE[precision], "B", precision)}
+    act, = need(inputs, "active_params", param="model")
+    return result("bandwidth-needed", inputs, arith(
+        calc.bandwidth_needed, active_params=act, bytes_per_weight=calc.BYTES_PER_VALUE[precision],
+        tpot=tpot_ms / 1000, efficiency=efficiency))

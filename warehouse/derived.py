@@ -9,7 +9,33 @@ from __future__ import annotations
 
 import duckdb
 
-ASSUMED_RATES = (5.0, 10.0, 15.0)
+from warehouse.vocabulary import (
+    ASSUMED_RATES,
+    LATENCY_SCENARIOS,
+    QUERIES_PER_S,
+    SAMPLES_PER_S,
+    THROUGHPUT_SCENARIOS,
+    THROUGHPUT_UNITS,
+    TOKENS_PER_S,
+    Evidence,
+    basis,
+    sql_list,
+)
+
+
+def _lit(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+# Vocabulary terms as SQL literals, so the views spell nothing by hand.
+TOKENS = _lit(TOKENS_PER_S)
+SAMPLES = _lit(SAMPLES_PER_S)
+QUERIES = _lit(QUERIES_PER_S)
+THROUGHPUT = sql_list(THROUGHPUT_SCENARIOS)
+LATENCY = sql_list(LATENCY_SCENARIOS)
+MEASURED = _lit(Evidence.measured)
+LIST_PRICE = _lit(Evidence.list_price)
+ASSUMPTION = _lit(Evidence.assumption)
 
 VIEWS: dict[str, tuple[str, str, dict[str, str]]] = {}
 
@@ -36,7 +62,7 @@ view("scenario_ratio",
 """
 WITH base AS (
     SELECT * FROM mlperf_result
-    WHERE NOT is_power AND scenario IN ('Offline', 'Server', 'Interactive')
+    WHERE NOT is_power AND scenario IN """ + THROUGHPUT + """
 )
 SELECT substr(md5(o.id || ':' || x.id), 1, 16) AS id,
        o.round, o.division, o.organization, o.platform, o.system_name,
@@ -50,13 +76,13 @@ SELECT substr(md5(o.id || ':' || x.id), 1, 16) AS id,
        o.accelerator_id, o.accelerator_model_name, o.accelerator_mix, o.total_accelerators,
        o.availability, o.inferred AS offline_inferred, x.inferred AS other_inferred,
        o.id AS offline_result_id, x.id AS other_result_id,
-       'derived: measured' AS basis, 'measured' AS weakest_input
+       """ + _lit(basis(Evidence.measured)) + """ AS basis, """ + MEASURED + """ AS weakest_input
 FROM base o
 JOIN base x
   ON x.round = o.round AND x.division = o.division AND x.organization = o.organization
  AND x.platform = o.platform AND x.model_id = o.model_id
-WHERE o.scenario = 'Offline' AND x.scenario IN ('Server', 'Interactive')
-  AND (o.units = x.units OR (o.units = 'Samples/s' AND x.units = 'Queries/s'))
+WHERE o.scenario = 'Offline' AND x.scenario IN """ + LATENCY + """
+  AND (o.units = x.units OR (o.units = """ + SAMPLES + """ AND x.units = """ + QUERIES + """))
 """)
 
 view("result_per_accelerator",
@@ -66,9 +92,9 @@ view("result_per_accelerator",
 SELECT id, round, division, organization, platform, system_name, model_id, model_family,
        scenario, result, units, total_accelerators, accelerator_id, accelerator_model_name,
        availability, result / total_accelerators AS per_accelerator,
-       id AS result_id, 'derived: measured' AS basis, 'measured' AS weakest_input
+       id AS result_id, """ + _lit(basis(Evidence.measured)) + """ AS basis, """ + MEASURED + """ AS weakest_input
 FROM mlperf_result
-WHERE NOT is_power AND units IN ('Tokens/s', 'Samples/s', 'Queries/s', 'Tasks/s')
+WHERE NOT is_power AND units IN """ + sql_list(THROUGHPUT_UNITS) + """
   AND total_accelerators > 0
 """)
 
@@ -107,11 +133,12 @@ SELECT r.id, r.round, r.division, r.organization, r.platform, r.system_name, r.m
        r.result * b.tpot_ms / 1000.0 AS max_concurrent_streams,
        (b.ttft_ms + (round(b.reference_tokens) - 1) * b.tpot_ms) / 1000.0 AS reference_answer_seconds,
        r.id AS result_id, b.id AS rule_id,
-       'derived: measured + benchmark_rule' AS basis, 'measured' AS weakest_input
+       """ + _lit(basis(Evidence.measured, Evidence.benchmark_rule)) + """ AS basis,
+       """ + MEASURED + """ AS weakest_input
 FROM mlperf_result r
 JOIN round_rule b ON b.round = r.round AND b.model_family = r.model_family
                 AND b.scenario = r.scenario
-WHERE NOT r.is_power AND r.units = 'Tokens/s'
+WHERE NOT r.is_power AND r.units = """ + TOKENS + """
 """)
 
 view("price_catalog",
@@ -133,7 +160,8 @@ view("accelerator_hour_price",
 SELECT id AS price_id, arm_sku_name, arm_region_name, price_type, offer, os,
        reservation_term, currency, hourly_price, accelerator_id, accelerators,
        price_per_accelerator_hour, valid_from, valid_to, listed, effective_start,
-       source_snapshot_id, 'derived: list_price' AS basis, 'list_price' AS weakest_input
+       source_snapshot_id, """ + _lit(basis(Evidence.list_price)) + """ AS basis,
+       """ + LIST_PRICE + """ AS weakest_input
 FROM price_catalog
 WHERE accelerators > 0 AND hourly_price IS NOT NULL
 """)
@@ -149,10 +177,10 @@ SELECT r.id || ':' || CAST(rate AS VARCHAR) AS id, r.id AS result_id, r.round, r
        r.result, r.total_accelerators, r.accelerator_id, r.availability,
        rate AS rate_per_accelerator_hour,
        rate * r.total_accelerators / (r.result * 3600.0) * 1e6 AS cost_per_million_tokens,
-       'assumed' AS price_basis, 'derived: measured + assumption' AS basis,
-       'assumption' AS weakest_input
+       'assumed' AS price_basis, """ + _lit(basis(Evidence.measured, Evidence.assumption)) + """ AS basis,
+       """ + ASSUMPTION + """ AS weakest_input
 FROM mlperf_result r, (VALUES """ + ", ".join(f"({r})" for r in ASSUMED_RATES) + """) AS rates(rate)
-WHERE NOT r.is_power AND r.units = 'Tokens/s' AND r.total_accelerators > 0
+WHERE NOT r.is_power AND r.units = """ + TOKENS + """ AND r.total_accelerators > 0
 """)
 
 view("hardware_catalog",
@@ -177,7 +205,7 @@ measured AS (
            arg_max(id, result) AS best_result_id, max(result) AS best_result,
            arg_max(scenario, result) AS best_scenario
     FROM mlperf_result
-    WHERE NOT is_power AND units = 'Tokens/s' AND scenario IN ('Server', 'Interactive')
+    WHERE NOT is_power AND units = """ + TOKENS + """ AND scenario IN """ + LATENCY + """
     GROUP BY ALL
 ),
 presence AS (
@@ -203,8 +231,8 @@ SELECT c.id || ':' || pr.round AS id, c.id AS claim_id, pr.round, c.vendor, c.pr
             ELSE 'no comparable MLPerf result (same accelerator and model) in round ' || pr.round
        END AS verdict,
        CASE WHEN num.value IS NOT NULL
-            THEN 'derived: vendor_spec + ' || c.evidence
-            ELSE 'derived: ' || c.evidence END AS basis,
+            THEN """ + _lit(basis(Evidence.vendor_spec) + " + ") + """ || c.evidence
+            ELSE """ + _lit(basis(Evidence.vendor_spec).split(":")[0] + ": ") + """ || c.evidence END AS basis,
        c.evidence AS weakest_input
 FROM claim c
 JOIN presence pr ON pr.claim_id = c.id

@@ -7,13 +7,16 @@
     │   └── ParseError              the bytes are not what the parser expects (terminal)
     │       └── CuratedFileError    a curated data/ file breaks its schema (terminal)
     ├── ShrinkError                 a source returned far fewer rows than last time (terminal)
-    ├── ValidationFailed            validation found errors; nothing was published (terminal)
+    ├── ValidationFailed            the validation run itself could not run (terminal)
     ├── SnapshotError               no snapshot / a snapshot cannot be opened (terminal)
     ├── RefreshLocked               another refresh holds the lock (retryable)
     └── QueryError                  a query parameter is out of range (terminal; API → 422)
 
-Each carries enough context (source, URL, row number, field) to say how to fix the problem.
-Edges translate: the CLI prints ``Type: message`` and exits 1, the API answers one JSON shape.
+Each carries enough context (source, URL, row number, field) to say how to fix the problem;
+a refresh records a failed source's error type, ``retryable`` and context in its run record, so
+a scheduler can tell a flaky network from a broken file. A rule that fails validation is not an
+exception: the refresh reports the run as ``rejected``. Edges translate: the CLI prints
+``Type: message`` and exits 1, the API answers one JSON shape.
 """
 
 from __future__ import annotations
@@ -66,11 +69,8 @@ class ShrinkError(PerfledgerError):
 
 
 class ValidationFailed(PerfledgerError):
-    """Validation reported errors; the staged snapshot was not published."""
-
-    def __init__(self, message: str, failures: list[dict] | None = None) -> None:
-        super().__init__(message)
-        self.failures = failures or []
+    """The validation suites could not run (the checker crashed or died); nothing was
+    published. Rules that fail are reported in the run, not raised."""
 
 
 class SnapshotError(PerfledgerError):

@@ -1,5 +1,5 @@
-"""Source freshness from the run journal: per source, the last attempt, the last success, and
-whether the data now served for it is stale (its latest attempt failed)."""
+"""Operations views over the run journal: source freshness (the last attempt, the last
+success, whether the data served is stale), the health summary, refresh history."""
 
 from __future__ import annotations
 
@@ -30,3 +30,44 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
             age = now - datetime.fromisoformat(entry["last_success"])
             entry["stale_for_seconds"] = int(age.total_seconds())
     return out
+
+
+def health(opened_id: str | None, published_at: datetime | None, validation: list[dict],
+           runs: list[dict]) -> dict:
+    """What ``/healthz`` answers: the snapshot served, per-source freshness from the run
+    journal (newest first), the last refresh, and the validation summary of the snapshot."""
+    return {
+        "status": "ok" if opened_id else "empty",
+        "published_at": published_at,
+        "sources": list(source_status(runs).values()),
+        "last_refresh": ({k: runs[0][k] for k in ("id", "status", "message", "started_at")}
+                         if runs else None),
+        "validation": {
+            "errors": sum(1 for v in validation if not v["success"] and v["severity"] == "error"),
+            "warnings": [v["expectation"] for v in validation
+                         if not v["success"] and v["severity"] == "warning"]},
+    }
+
+
+def refreshes(runs: list[dict], statuses: list[str], limit: int) -> dict:
+    """Refresh runs (newest first), optionally only those with a status in ``statuses``, each
+    with a link to its validation results instead of the results themselves."""
+    chosen = [r for r in runs if not statuses or r["status"] in statuses]
+    rows = []
+    for r in chosen[:limit]:
+        row = {k: v for k, v in r.items() if k != "validation"}
+        row["links"] = {"validation": f"/v1/refreshes/{r['id']}/validation"}
+        rows.append(row)
+    return {"total": len(chosen), "rows": rows}
+
+
+def refresh_validation(runs: list[dict], run_id: str) -> dict | None:
+    """One run's validation results with its error and warning counts; None if no such run."""
+    run = next((r for r in runs if r["id"] == run_id), None)
+    if run is None:
+        return None
+    results = run.get("validation", [])
+    return {"run_id": run_id, "status": run["status"],
+            "errors": sum(1 for v in results if not v["success"] and v["severity"] == "error"),
+            "warnings": sum(1 for v in results if not v["success"] and v["severity"] == "warning"),
+            "rows": results}

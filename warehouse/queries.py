@@ -1,27 +1,54 @@
-"""Read queries the API (and the CLI) run against a snapshot. SQL lives here, not in routes.
+"""Read queries: every SQL the API and the CLI run against a snapshot. Routes stay thin: each
+builds one query here (a ``ListQuery``) or calls one read function.
 
-Identifiers (relation, columns, sort keys) are checked against the relation's real columns;
-values are always bound parameters.
+A list query names the relation and the Public model of its rows (``warehouse.public``): only
+the model's columns are selected, filtered and sorted on. Identifiers are checked against those
+columns; values are always bound parameters. Filters that need SQL beyond equality and ranges
+are written here, never in a route.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import duckdb
+from pydantic import BaseModel
 
 from warehouse.db import fetch_dicts, scalar
 from warehouse.exceptions import QueryError
-
-# Relations the API may read, with how their rows link to their source snapshot.
-SOURCE_COLUMNS = ("source_name", "source_url", "source_fetched_at", "source_sha256")
+from warehouse.public import (
+    SOURCE_COLUMNS,
+    BenchmarkRulePublic,
+    ClaimCheckPublic,
+    ClaimHistoryPublic,
+    ClaimPublic,
+    CostPublic,
+    HardwareCatalogPublic,
+    LatencyBoundPublic,
+    MlperfResultPublic,
+    ModelShapePublic,
+    PriceCatalogPublic,
+    ScenarioRatioPublic,
+    SourceLink,
+    SourceSnapshotPublic,
+)
+from warehouse.schema import FACT_TABLES
+from warehouse.vocabulary import (
+    DESCRIPTIONS,
+    TOKENS_PER_S,
+    Evidence,
+    basis,
+    normalise_model,
+)
 
 
 @dataclass
 class ListQuery:
-    """A filtered, sorted, paginated read of one relation."""
+    """A filtered, sorted, paginated read of one relation, returning ``public``'s columns."""
 
     relation: str
+    public: type[BaseModel]
     equals: dict[str, list] = field(default_factory=dict)      # column IN (values)
     contains: dict[str, str] = field(default_factory=dict)     # column ILIKE %value%
     ranges: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
@@ -29,72 +56,56 @@ class ListQuery:
     columns: list[str] | None = None
     limit: int = 100
     offset: int = 0
-    with_source: bool = False
-    extra_where: list[tuple[str, list]] = field(default_factory=list)  # trusted SQL + params
-    subquery: tuple[str, list] | None = None  # trusted SQL + params read instead of `relation`
+    # Written in this module only: a condition over ``t`` (the relation), and SQL read instead
+    # of the relation (a parameterised subquery); both with bound parameters.
+    where: list[tuple[str, list]] = field(default_factory=list)
+    subquery: tuple[str, list] | None = None
 
-
-def relation_columns(con: duckdb.DuckDBPyConnection, relation: str) -> list[str]:
-    """Column names of a table or view, in order."""
-    return [r[0] for r in con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-        "ORDER BY ordinal_position", [relation]).fetchall()]
+    @property
+    def output_columns(self) -> list[str]:
+        """The columns a row of this query has, in order: the relation's, then its source's."""
+        names = list(self.public.model_fields)
+        return [c for c in names if c not in SOURCE_COLUMNS] + [c for c in names if c in SOURCE_COLUMNS]
 
 
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
-             cache: dict | None = None) -> tuple[int, list[dict], list[str]]:
-    """Return (total rows matching, the page of rows, the column names). ``cache`` keeps a
-    relation's column list between calls on the same (immutable) snapshot."""
-    sub_params: list[object] = []
+def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery) -> tuple[int, list[dict], list[str]]:
+    """Return (total rows matching, the page of rows, the column names)."""
+    out_cols = q.output_columns
+    with_source = issubclass(q.public, SourceLink)
+    own = [c for c in out_cols if not (with_source and c in SOURCE_COLUMNS)]
+    params: list[object] = []
     if q.subquery is not None:
         sub_sql, sub_params = q.subquery
         source = f"({sub_sql})"
-        cache_key = ("subquery", q.relation)
-        known = cache.get(cache_key) if cache is not None else None
-        if known is None:
-            known = [d[0] for d in con.execute(f"SELECT * FROM {source} LIMIT 0", sub_params).description]  # noqa: S608
+        params.extend(sub_params)
     else:
         source = _quote(q.relation)
-        cache_key = ("relation", q.relation)
-        known = cache.get(cache_key) if cache is not None else None
-        if known is None:
-            known = relation_columns(con, q.relation)
-    if cache is not None and known:
-        cache[cache_key] = known
-    if not known:
-        raise QueryError(f"{q.relation} is not in this snapshot")
-    # The relation exists (it has columns); every identifier below is checked against `known`.
-    base = f"SELECT t.* FROM {source} t"  # noqa: S608
-    out_cols = list(known)
-    if q.with_source and "source_snapshot_id" in known:
-        base = (f"SELECT t.*, s.source AS source_name, s.url AS source_url, "  # noqa: S608
-                f"s.fetched_at AS source_fetched_at, s.sha256 AS source_sha256 "
-                f"FROM {source} t LEFT JOIN source_snapshot s "
-                f"ON s.id = t.source_snapshot_id")
-        out_cols += list(SOURCE_COLUMNS)
+    picked = ", ".join(f"t.{_quote(c)}" for c in own)
+    base = f"SELECT {picked} FROM {source} t"  # noqa: S608 - names from the Public model
+    if with_source:
+        base = (f"SELECT {picked}, s.source AS source_name, s.url AS source_snapshot_url, "  # noqa: S608
+                "s.fetched_at AS source_fetched_at, s.sha256 AS source_sha256 "
+                f"FROM {source} t LEFT JOIN source_snapshot s ON s.id = t.source_snapshot_id")
     where: list[str] = []
-    params: list[object] = list(sub_params)
     for col, values in q.equals.items():
         if not values:
             continue
-        if col not in known:
+        if col not in own:
             raise QueryError(f"cannot filter on {col!r}", param=col)
-        if values:
-            where.append(f"t.{_quote(col)} IN ({', '.join('?' * len(values))})")
-            params.extend(values)
+        where.append(f"t.{_quote(col)} IN ({', '.join('?' * len(values))})")
+        params.extend(values)
     for col, text in q.contains.items():
-        if col not in known:
+        if col not in own:
             raise QueryError(f"cannot filter on {col!r}", param=col)
-        where.append(f"t.{_quote(col)} ILIKE ?")
+        where.append(f"t.{_quote(col)} ILIKE ? ESCAPE '\\'")
         params.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
                       + "%")
-        where[-1] += " ESCAPE '\\'"
     for col, (lo, hi) in q.ranges.items():
-        if col not in known:
+        if col not in own:
             raise QueryError(f"cannot filter on {col!r}", param=col)
         if lo is not None:
             where.append(f"t.{_quote(col)} >= ?")
@@ -102,7 +113,7 @@ def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
         if hi is not None:
             where.append(f"t.{_quote(col)} <= ?")
             params.append(hi)
-    for sql, p in q.extra_where:
+    for sql, p in q.where:
         where.append(sql)
         params.extend(p)
     where_sql = (" WHERE " + " AND ".join(where)) if where else ""
@@ -137,61 +148,71 @@ def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
     return total, rows, select_cols
 
 
-def get_one(con: duckdb.DuckDBPyConnection, relation: str, key: str, value: str,
-            with_source: bool = True) -> dict | None:
-    """One row by key, with its source columns when the relation has a source snapshot."""
-    total, rows, _ = run_list(con, ListQuery(relation=relation, equals={key: [value]},
-                                             limit=1, with_source=with_source))
-    return rows[0] if rows else None
+# ----------------------------------------------------------------- list queries
 
 
-def source_snapshot(con: duckdb.DuckDBPyConnection, snapshot_id: str) -> dict | None:
-    """A source snapshot row and the count of rows parsed from it, per table."""
-    rows = fetch_dicts(con, "SELECT * FROM source_snapshot WHERE id = ?", [snapshot_id])
-    if not rows:
-        return None
-    row = rows[0]
-    from warehouse.schema import FACT_TABLES
+@dataclass
+class ResultFilter:
+    """Filters every route over MLPerf results shares; values already checked against the
+    vocabulary by the caller, model spellings normalised here."""
 
-    row["rows"] = {t: scalar(con, f"SELECT count(*) FROM {t} WHERE source_snapshot_id = ?",  # noqa: S608
-                             [snapshot_id]) for t in FACT_TABLES}
-    return row
+    round: list[str] = field(default_factory=list)
+    division: list[str] = field(default_factory=list)
+    organization: list[str] = field(default_factory=list)
+    model: list[str] = field(default_factory=list)
+    accelerator: list[str] = field(default_factory=list)
+    availability: list[str] = field(default_factory=list)
+    scenario: list[str] = field(default_factory=list)
 
-
-def validation_results(con: duckdb.DuckDBPyConnection, run_id: str | None = None) -> list[dict]:
-    """Validation results stored in the snapshot (of the run that published it)."""
-    sql = "SELECT * FROM validation_result"
-    params: list[object] = []
-    if run_id:
-        sql += " WHERE run_id = ?"
-        params.append(run_id)
-    return fetch_dicts(con, sql + " ORDER BY severity, expectation", params)
-
-
-def distinct_values(con: duckdb.DuckDBPyConnection, relation: str, column: str) -> list:
-    """Sorted distinct non-null values of one column (for dashboards' drop-downs)."""
-    if column not in relation_columns(con, relation):
-        raise QueryError(f"{relation} has no column {column!r}")
-    return [r[0] for r in con.execute(
-        f"SELECT DISTINCT {_quote(column)} FROM {_quote(relation)} "  # noqa: S608
-        f"WHERE {_quote(column)} IS NOT NULL ORDER BY 1").fetchall()]
+    def equals(self) -> dict[str, list]:
+        """The filters as column equality lists (accelerator as an id)."""
+        return {"round": self.round, "division": self.division,
+                "organization": self.organization,
+                "model_id": [normalise_model(m) for m in self.model],
+                "accelerator_id": self.accelerator, "availability": self.availability,
+                "scenario": self.scenario}
 
 
-def accelerators(con: duckdb.DuckDBPyConnection) -> list[dict]:
-    """Accelerator ids with their MLPerf spellings and the Azure VM sizes that rent them."""
-    return fetch_dicts(con, """
-        SELECT accelerator_id AS id, any_value(vendor) AS vendor,
-               list(alias ORDER BY alias) FILTER (WHERE kind = 'mlperf_name') AS mlperf_names,
-               list({'sku': alias, 'accelerators': count} ORDER BY alias)
-                   FILTER (WHERE kind = 'azure_sku') AS azure_skus,
-               (SELECT count(*) FROM mlperf_result r WHERE r.accelerator_id = a.accelerator_id)
-                   AS mlperf_results
-        FROM accelerator_alias a WHERE accelerator_id IS NOT NULL
-        GROUP BY accelerator_id ORDER BY accelerator_id""")
+def results_query(f: ResultFilter, *, units: list[str], system: str | None,
+                  min_result: float | None, max_result: float | None) -> ListQuery:
+    """MLPerf result rows; ``accelerator`` matches an id or the name as published."""
+    q = ListQuery(relation="mlperf_result", public=MlperfResultPublic, equals=f.equals())
+    q.equals["units"] = units
+    accs = q.equals.pop("accelerator_id")
+    if accs:
+        marks = ", ".join("?" * len(accs))
+        q.where.append((f"(t.accelerator_id IN ({marks}) OR t.accelerator_model_name "
+                        f"IN ({marks}))", accs + accs))
+    if system:
+        q.contains["system_name"] = system
+    if min_result is not None or max_result is not None:
+        q.ranges["result"] = (min_result, max_result)
+    return q
 
 
-def cost_query(*, bases: list[str], rates: list[float], region: str, offer: str, os: str,
-               as_of: object | None) -> tuple[str, list]:
+def ratios_query(f: ResultFilter, *, include_flagged: bool, min_ratio: float | None,
+                 max_ratio: float | None) -> ListQuery:
+    """Server/Offline and Interactive/Offline ratios."""
+    q = ListQuery(relation="scenario_ratio", public=ScenarioRatioPublic, equals=f.equals())
+    if not include_flagged:
+        q.equals["flagged"] = [False]
+    if min_ratio is not None or max_ratio is not None:
+        q.ranges["ratio"] = (min_ratio, max_ratio)
+    return q
+
+
+def latency_query(f: ResultFilter, *, answer_tokens: int | None) -> ListQuery:
+    """Latency bounds, with the time of an answer of ``answer_tokens`` when asked."""
+    q = ListQuery(relation="latency_bound", public=LatencyBoundPublic, equals=f.equals())
+    q.subquery = ("SELECT *, ?::INTEGER AS answer_tokens, "
+                  "(ttft_ms + (?::INTEGER - 1) * tpot_ms) / 1000.0 AS answer_seconds "
+                  "FROM latency_bound", [answer_tokens, answer_tokens])
+    return q
+
+
+def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region: str,
+                offer: str, os: str, as_of: datetime | None,
+                price_status: list[str]) -> ListQuery:
     """Cost per million tokens for every Tokens/s result, on the requested price bases.
 
     cost = rate x total_accelerators / (tokens/s x 3600) x 1e6. On the ``list_price`` basis the
@@ -206,7 +227,7 @@ def cost_query(*, bases: list[str], rates: list[float], region: str, offer: str,
         r.total_accelerators, r.accelerator_id, r.availability,
         1.0 / pr.ratio AS premium_vs_offline"""
     joins = "LEFT JOIN scenario_ratio pr ON pr.other_result_id = r.id AND NOT pr.flagged"
-    where = "WHERE NOT r.is_power AND r.units = 'Tokens/s' AND r.total_accelerators > 0"
+    where = "WHERE NOT r.is_power AND r.units = ? AND r.total_accelerators > 0"
     parts: list[str] = []
     params: list[object] = []
     if "list_price" in bases:
@@ -228,10 +249,11 @@ def cost_query(*, bases: list[str], rates: list[float], region: str, offer: str,
                    CASE WHEN p.rate IS NULL THEN 'no price' ELSE 'priced' END AS price_status,
                    p.rate * r.total_accelerators / (r.result * 3600.0) * 1e6
                        AS cost_per_million_tokens,
-                   'derived: measured + list_price' AS basis
+                   ? AS basis
             FROM mlperf_result r LEFT JOIN p ON p.accelerator_id = r.accelerator_id {joins}
             {where}""")
-        params += [region, offer, os, *valid_params, region]
+        params += [region, offer, os, *valid_params, region,
+                   basis(Evidence.measured, Evidence.list_price), TOKENS_PER_S]
     if "assumed" in bases:
         parts.append(f"""
             SELECT r.id || ':assumed:' || CAST(a.rate AS VARCHAR) AS id, {select},
@@ -239,10 +261,179 @@ def cost_query(*, bases: list[str], rates: list[float], region: str, offer: str,
                    a.rate AS rate_per_accelerator_hour, 'assumed' AS price_status,
                    a.rate * r.total_accelerators / (r.result * 3600.0) * 1e6
                        AS cost_per_million_tokens,
-                   'derived: measured + assumption' AS basis
+                   ? AS basis
             FROM mlperf_result r CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS rate) a {joins}
             {where}""")
-        params.append(rates)
+        params += [basis(Evidence.measured, Evidence.assumption), rates, TOKENS_PER_S]
     if not parts:
         raise QueryError("basis must be list_price and/or assumed", param="basis")
-    return " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts), params
+    sql = " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts)
+    q = ListQuery(relation="costs", public=CostPublic, equals=f.equals(), subquery=(sql, params))
+    q.equals["price_status"] = price_status
+    return q
+
+
+def claim_checks_query(*, round: list[str], vendor: list[str], evidence: list[str],
+                       metric: list[str]) -> ListQuery:
+    """Each claim next to the measured evidence, per round."""
+    return ListQuery(relation="claim_check", public=ClaimCheckPublic, equals={
+        "round": round, "vendor": vendor, "evidence": evidence, "metric": metric})
+
+
+def claims_query(*, vendor: list[str], evidence: list[str], metric: list[str], model: list[str],
+                 product: str | None) -> ListQuery:
+    """Curated claims; ``model`` spellings normalised as MLPerf's are."""
+    q = ListQuery(relation="claim", public=ClaimPublic, equals={
+        "vendor": vendor, "metric": metric, "model": [normalise_model(m) for m in model],
+        "evidence": evidence})
+    if product:
+        q.contains["product"] = product
+    return q
+
+
+def hardware_query(*, hardware: list[str], vendor: list[str], metric: list[str],
+                   kind: list[str]) -> ListQuery:
+    """Hardware specs with the hardware they describe."""
+    return ListQuery(relation="hardware_catalog", public=HardwareCatalogPublic, equals={
+        "hardware_id": hardware, "vendor": vendor, "metric": metric, "kind": kind})
+
+
+def models_query(*, illustrative: bool | None) -> ListQuery:
+    """Model shapes, optionally only the illustrative ones (or only real models)."""
+    q = ListQuery(relation="model_shape", public=ModelShapePublic)
+    if illustrative is not None:
+        q.equals["illustrative"] = [illustrative]
+    return q
+
+
+def rules_query(*, model: list[str], scenario: list[str], current: bool) -> ListQuery:
+    """Latency limits; ``current`` keeps the latest rules document's only."""
+    q = ListQuery(relation="benchmark_rule", public=BenchmarkRulePublic, equals={
+        "model_family": [normalise_model(m) for m in model], "scenario": scenario})
+    if current:
+        q.where.append((
+            "t.source_snapshot_id = (SELECT id FROM source_snapshot WHERE kind = 'rules_document' "
+            "ORDER BY fetched_at DESC LIMIT 1)", []))
+    return q
+
+
+def _valid_at(moment: datetime | None) -> tuple[str, list]:
+    """Price versions valid at ``moment`` (default: now, i.e. current and still listed)."""
+    if moment is None:
+        return "t.valid_to IS NULL", []
+    return "t.valid_from <= ? AND (t.valid_to IS NULL OR t.valid_to > ?)", [moment, moment]
+
+
+def prices_query(*, sku: list[str], accelerator: list[str], region: list[str],
+                 price_type: list[str], offer: list[str], os: list[str],
+                 as_of: datetime | None) -> ListQuery:
+    """Each price version valid at ``as_of``, with the accelerator its VM size rents."""
+    q = ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
+        "arm_sku_name": sku, "accelerator_id": accelerator, "arm_region_name": region,
+        "price_type": price_type, "offer": offer, "os": os})
+    q.where.append(_valid_at(as_of))
+    return q
+
+
+def price_history_query(*, sku: str, region: list[str], offer: list[str],
+                        os: list[str]) -> ListQuery:
+    """Every version of one VM size's prices, oldest first per price unless sorted."""
+    return ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
+        "arm_sku_name": [sku], "arm_region_name": region, "offer": offer, "os": os},
+        sort=["price_key", "valid_from"])
+
+
+def sources_query(*, source: list[str]) -> ListQuery:
+    """Every source snapshot (fetched body)."""
+    return ListQuery(relation="source_snapshot", public=SourceSnapshotPublic,
+                     equals={"source": source})
+
+
+# ----------------------------------------------------------------- item reads
+
+
+def source_snapshot(con: duckdb.DuckDBPyConnection, snapshot_id: str) -> dict | None:
+    """A source snapshot row and the count of rows parsed from it, per fact table."""
+    rows = fetch_dicts(con, "SELECT * FROM source_snapshot WHERE id = ?", [snapshot_id])
+    if not rows:
+        return None
+    counts = " UNION ALL ".join(
+        f"SELECT '{t}', count(*) FROM {t} WHERE source_snapshot_id = $id" for t in FACT_TABLES)
+    row = {k: rows[0][k] for k in SourceSnapshotPublic.model_fields}
+    row["rows"] = dict(con.execute(counts, {"id": snapshot_id}).fetchall())  # noqa: S608
+    return row
+
+
+def _one(con: duckdb.DuckDBPyConnection, q: ListQuery) -> dict | None:
+    _, rows, _ = run_list(con, q)
+    return rows[0] if rows else None
+
+
+def result_detail(con: duckdb.DuckDBPyConnection, result_id: str) -> dict | None:
+    """One result, its source snapshot and links; None when there is no such result."""
+    row = _one(con, ListQuery(relation="mlperf_result", public=MlperfResultPublic,
+                              equals={"id": [result_id]}, limit=1))
+    if row is None:
+        return None
+    return {"row": row, "source": source_snapshot(con, row["source_snapshot_id"]),
+            "links": {"source": f"/v1/sources/{row['source_snapshot_id']}"}}
+
+
+def claim_detail(con: duckdb.DuckDBPyConnection, claim_id: str) -> dict | None:
+    """One claim, the file snapshot it was read from and its earlier versions (a withdrawn
+    claim has ``row`` None and its history); None when the id was never a claim."""
+    row = _one(con, ListQuery(relation="claim", public=ClaimPublic, equals={"id": [claim_id]},
+                              limit=1))
+    _, history, _ = run_list(con, ListQuery(
+        relation="claim_history", public=ClaimHistoryPublic, equals={"claim_id": [claim_id]},
+        sort=["valid_to"], limit=1000))
+    if row is None and not history:
+        return None
+    return {"row": row, "source": row and source_snapshot(con, row["source_snapshot_id"]),
+            "history": history, "withdrawn": row is None}
+
+
+def validation_results(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    """Validation results stored in the snapshot (of the run that published it)."""
+    return fetch_dicts(con, "SELECT * FROM validation_result ORDER BY severity, expectation")
+
+
+def _distinct(con: duckdb.DuckDBPyConnection, relation: str, column: str) -> list:
+    return [r[0] for r in con.execute(
+        f"SELECT DISTINCT {_quote(column)} FROM {_quote(relation)} "  # noqa: S608 - fixed names
+        f"WHERE {_quote(column)} IS NOT NULL ORDER BY 1").fetchall()]
+
+
+def meta(con: duckdb.DuckDBPyConnection) -> dict:
+    """Values for dashboards' drop-downs: rounds, models, organizations, scenarios,
+    accelerators, regions, and the evidence labels with their meanings."""
+    return {
+        "rounds": _distinct(con, "mlperf_result", "round"),
+        "models": _distinct(con, "mlperf_result", "model_id"),
+        "organizations": _distinct(con, "mlperf_result", "organization"),
+        "scenarios": _distinct(con, "mlperf_result", "scenario"),
+        "accelerators": _distinct(con, "mlperf_result", "accelerator_id"),
+        "regions": _distinct(con, "azure_price", "arm_region_name"),
+        "evidence": [{"label": k.value, "meaning": v} for k, v in DESCRIPTIONS.items()],
+    }
+
+
+def accelerators(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    """Accelerator ids with their MLPerf spellings and the Azure VM sizes that rent them."""
+    return fetch_dicts(con, """
+        SELECT accelerator_id AS id, any_value(vendor) AS vendor,
+               list(alias ORDER BY alias) FILTER (WHERE kind = 'mlperf_name') AS mlperf_names,
+               list({'sku': alias, 'accelerators': count} ORDER BY alias)
+                   FILTER (WHERE kind = 'azure_sku') AS azure_skus,
+               (SELECT count(*) FROM mlperf_result r WHERE r.accelerator_id = a.accelerator_id)
+                   AS mlperf_results
+        FROM accelerator_alias a WHERE accelerator_id IS NOT NULL
+        GROUP BY accelerator_id ORDER BY accelerator_id""")
+
+
+def current_price(con: duckdb.DuckDBPyConnection, sku: str, region: str) -> dict | None:
+    """The current on-demand Linux price of one VM size in one region, if listed."""
+    rows = fetch_dicts(con, "SELECT hourly_price, source_snapshot_id FROM azure_price "
+                       "WHERE arm_sku_name = ? AND arm_region_name = ? AND offer = 'on_demand' "
+                       "AND os = 'linux' AND valid_to IS NULL", [sku, region])
+    return rows[0] if rows else None

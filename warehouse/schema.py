@@ -391,3 +391,14 @@ def create_all(con: duckdb.DuckDBPyConnection) -> None:
             if field.description:
                 con.execute(f"COMMENT ON COLUMN {table.name}.{name} IS $${field.description}$$")
 
+
+
+def empty_warehouse() -> duckdb.DuckDBPyConnection:
+    """An in-memory warehouse with every table and derived view and no rows: what the API
+    serves before the first publish, and what ``perfledger describe`` documents."""
+    from warehouse import derived
+
+    con = duckdb.connect(":memory:")
+    create_all(con)
+    derived.install(con)
+    return con

@@ -1,4 +1,4 @@
-"""Run the validation suites (``warehouse.suites``) on a snapshot file with great-expectations.
+"""Run validation rules (``warehouse.suites.Rule``) on a snapshot file with great-expectations.
 
 great-expectations is imported here only, lazily: importing it costs seconds, and the API
 never needs it. Each rule becomes one expectation; a failed ``error`` rule blocks publishing.
@@ -16,7 +16,7 @@ import duckdb
 
 from warehouse.exceptions import ValidationFailed
 from warehouse.store import Layout
-from warehouse.suites import Rule, all_rules
+from warehouse.suites import Rule
 
 SAMPLE_ROWS = 5
 
@@ -95,15 +95,13 @@ def _summarise(rule: Rule, res) -> dict:
             "sample": json.dumps(sample, default=str) if sample else None}
 
 
-def run(path: Path, *, layout: Layout, run_id: str = "validate",
-        rules: list[Rule] | None = None) -> list[dict]:
-    """Validate the snapshot at ``path``; return one result dict per rule."""
+def run(path: Path, *, layout: Layout, rules: list[Rule], run_id: str = "validate") -> list[dict]:
+    """Validate the snapshot at ``path`` against ``rules``; return one result dict per rule."""
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
     from great_expectations.execution_engine import sqlalchemy_execution_engine as se
 
     _patch_gx_for_duckdb(se)
-    rules = rules if rules is not None else all_rules()
     # Read the raw-store check before great-expectations opens the file with its own config.
     frame = _raw_file_frame(path, layout) if any(r.kind == "raw_files" for r in rules) else None
     context = gx.get_context(mode="ephemeral")
@@ -141,12 +139,12 @@ def run(path: Path, *, layout: Layout, run_id: str = "validate",
     return results
 
 
-def _child(path: str, root: str, run_id: str, conn) -> None:
+def _child(path: str, root: str, run_id: str, rules: list[Rule], conn) -> None:
     import logging
 
     logging.disable(logging.WARNING)
     try:
-        conn.send(("ok", run(Path(path), layout=Layout(Path(root)), run_id=run_id)))
+        conn.send(("ok", run(Path(path), layout=Layout(Path(root)), rules=rules, run_id=run_id)))
     except BaseException as e:  # report every failure to the parent, which raises it
         conn.send(("error", f"{type(e).__name__}: {e}"))
     finally:
@@ -182,15 +180,16 @@ def prewarm() -> None:
         forkserver.ensure_running()
 
 
-def run_isolated(path: Path, *, layout: Layout, run_id: str = "validate") -> list[dict]:
+def run_isolated(path: Path, *, layout: Layout, rules: list[Rule],
+                 run_id: str = "validate") -> list[dict]:
     """``run`` in a child process: great-expectations opens the file through duckdb-engine with
     its own connection settings, which DuckDB will not mix with other connections to the same
     file in one process; a child also keeps GX's memory out of the caller."""
     if not _forkserver_usable():
-        return _run_subprocess(path, layout=layout, run_id=run_id)
+        return _run_subprocess(path, layout=layout, rules=rules, run_id=run_id)
     ctx = _context()
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(str(path), str(layout.root), run_id, child))
+    proc = ctx.Process(target=_child, args=(str(path), str(layout.root), run_id, rules, child))
     proc.start()
     child.close()
     try:
@@ -203,13 +202,16 @@ def run_isolated(path: Path, *, layout: Layout, run_id: str = "validate") -> lis
     return payload
 
 
-def _run_subprocess(path: Path, *, layout: Layout, run_id: str) -> list[dict]:
+def _run_subprocess(path: Path, *, layout: Layout, rules: list[Rule], run_id: str) -> list[dict]:
     """The same in a plain ``python -m`` child, for callers without a main script file (the
-    forkserver re-imports the main module, which a REPL or ``python -`` does not have)."""
+    forkserver re-imports the main module, which a REPL or ``python -`` does not have). The
+    rules go to the child as JSON on its standard input."""
+    import dataclasses
     import subprocess
 
     proc = subprocess.run(
         [sys.executable, "-m", "warehouse.validation", str(path), str(layout.root), run_id],
+        input=json.dumps([dataclasses.asdict(r) for r in rules]),
         capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise ValidationFailed(
@@ -222,4 +224,5 @@ if __name__ == "__main__":
 
     logging.disable(logging.WARNING)
     _path, _root, _run = sys.argv[1:4]
-    print(json.dumps(run(Path(_path), layout=Layout(Path(_root)), run_id=_run)))
+    _rules = [Rule.from_json(r) for r in json.load(sys.stdin)]
+    print(json.dumps(run(Path(_path), layout=Layout(Path(_root)), rules=_rules, run_id=_run)))

@@ -10,11 +10,10 @@ from fastapi.responses import Response
 from api.responses import Format, list_response
 from api.routes.common import reader, render_item, settings_of, snapshot
 from warehouse import calc_inputs as ci
-from warehouse import calculators as calc
 from warehouse.exceptions import QueryError
+from warehouse.public import CalcResult, GridRowPublic, ListPage
 
 router = APIRouter(prefix="/v1/calc", tags=["calculators"])
-_GRIDS: dict[tuple, list[dict]] = {}
 
 Precision = Literal["fp32", "fp16", "bf16", "fp8", "int8", "fp4", "nvfp4", "mxfp4", "int4"]
 HardwareId = Annotated[str | None, Query(description="Hardware id from /v1/hardware, e.g. "
@@ -29,22 +28,14 @@ Pos = Annotated[float | None, Query(ge=1e-6, le=1e21, description="Explicit valu
 PosInt = Annotated[int | None, Query(gt=0, description="Explicit value, overrides the warehouse.")]
 
 
-def _arith(fn, *args, **kw):
-    """Run a calculation; inputs so extreme that the arithmetic breaks get a 422, not a 500."""
-    try:
-        return fn(*args, **kw)
-    except (ZeroDivisionError, OverflowError) as e:
-        raise QueryError(f"these inputs are too extreme to compute ({e}); use realistic "
-                         "magnitudes") from None
-
-
 def _run(request: Request, fn, **kw) -> Response:
     with snapshot(request) as (opened, con):
-        payload = _arith(fn, con, **kw)
+        payload = ci.arith(fn, con, **kw)
     return render_item(request, opened, payload, memo=True)
 
 
-@router.get("/decode-bound", summary="Decode speed bound per user: bandwidth ÷ bytes per token")
+@router.get("/decode-bound", response_model=CalcResult,
+            summary="Decode speed bound per user: bandwidth ÷ bytes per token")
 def decode_bound(request: Request, hardware: HardwareId = None, model: ModelId = None,
                  precision: Prec = "fp8", context: Context = 8192,
                  batch: Annotated[int, Query(ge=1, le=100_000, description="Users per step.")] = 1,
@@ -59,7 +50,8 @@ def decode_bound(request: Request, hardware: HardwareId = None, model: ModelId =
                 kv_heads=kv_heads, head_dim=head_dim)
 
 
-@router.get("/batch", summary="Batch trade-off: per-user speed, aggregate speed, cost per million tokens")
+@router.get("/batch", response_model=CalcResult,
+            summary="Batch trade-off: per-user speed, aggregate speed, cost per million tokens")
 def batch(request: Request, hardware: HardwareId = None, model: ModelId = None,
           precision: Prec = "fp8", context: Context = 8192,
           batches: Annotated[list[int] | None, Query(alias="batch", description="Batch sizes "
@@ -79,7 +71,8 @@ def batch(request: Request, hardware: HardwareId = None, model: ModelId = None,
                 price_per_hour=price_per_hour, sku=sku, region=region)
 
 
-@router.get("/prefill", summary="TTFT lower bound: 2 × active params × prompt ÷ (FLOP/s × MFU × chips)")
+@router.get("/prefill", response_model=CalcResult,
+            summary="TTFT lower bound: 2 × active params × prompt ÷ (FLOP/s × MFU × chips)")
 def prefill(request: Request, hardware: HardwareId = None, model: ModelId = None,
             prompt_tokens: Annotated[int, Query(ge=1, le=10_000_000, description="Prompt tokens.")] = 8192,
             mfu: Annotated[float, Query(ge=0.001, le=1, description="Model FLOP utilisation (0.001-1).")] = 0.4,
@@ -92,18 +85,20 @@ def prefill(request: Request, hardware: HardwareId = None, model: ModelId = None
                 active_params=active_params)
 
 
-@router.get("/ridge", summary="Roofline ridge point: dense FLOP/s ÷ bandwidth")
+@router.get("/ridge", response_model=CalcResult,
+            summary="Roofline ridge point: dense FLOP/s ÷ bandwidth")
 def ridge(request: Request, hardware: Annotated[str, Query(description="Hardware id.")]) -> Response:
     """FLOPs per byte a kernel needs to be compute-bound on this hardware."""
     return _run(request, ci.ridge, hardware_id=hardware)
 
 
-def _plain(request: Request, name: str, inputs: dict, outputs: dict) -> Response:
-    opened = reader(request).get()
-    return render_item(request, opened, ci.result(name, inputs, outputs), memo=True)
+def _pure(request: Request, payload: dict) -> Response:
+    """A calculation from the caller's numbers alone (no warehouse input)."""
+    return render_item(request, reader(request).get(), payload, memo=True)
 
 
-@router.get("/speculative", summary="Speculative decoding speedup (Leviathan et al.)")
+@router.get("/speculative", response_model=CalcResult,
+            summary="Speculative decoding speedup (Leviathan et al.)")
 def speculative(request: Request,
                 alpha: Annotated[float, Query(ge=0, lt=1, description="Acceptance rate, 0 ≤ α < 1.")],
                 c: Annotated[float, Query(ge=0, le=10, description="Draft cost per token relative "
@@ -112,13 +107,11 @@ def speculative(request: Request,
                                  "omit to search the best γ.")] = None,
                 max_gamma: Annotated[int, Query(ge=1, le=64, description="Search limit.")] = 32) -> Response:
     """E = (1 − α^(γ+1)) / (1 − α); speedup = E / (γc + 1); best γ when γ is omitted."""
-    out = calc.best_gamma(alpha, c, max_gamma) if gamma is None else \
-        {"gamma": gamma, **calc.speculative(alpha, gamma, c)}
-    return _plain(request, "speculative", {"alpha": ci.caller(alpha, "fraction"),
-                                           "c": ci.caller(c, "ratio")}, out)
+    return _pure(request, ci.speculative(alpha=alpha, c=c, gamma=gamma, max_gamma=max_gamma))
 
 
-@router.get("/tensor-parallel", summary="Time per token under tensor parallelism")
+@router.get("/tensor-parallel", response_model=CalcResult,
+            summary="Time per token under tensor parallelism")
 def tensor_parallel(request: Request,
                     weight_bytes: Annotated[float, Query(
                         ge=1, le=1e18, description="Bytes of weights read per token.")] = 100e9,
@@ -133,18 +126,13 @@ def tensor_parallel(request: Request,
     degrees = tp or [8, 16, 32, 72]
     if any(d < 1 or d > 100_000 for d in degrees):
         raise QueryError("tp: each degree must be between 1 and 100000", param="tp")
-    rows = [{"tp": d, **_arith(calc.tensor_parallel, weight_bytes=weight_bytes, tp=d,
-                                             bandwidth_per_gpu=bandwidth_per_gpu,
-                                             efficiency=efficiency, layers=layers,
-                                             allreduce_latency=allreduce_us * 1e-6)}
-            for d in degrees]
-    return _plain(request, "tensor-parallel", {
-        "weight_bytes": ci.caller(weight_bytes, "B"), "bandwidth_per_gpu": ci.caller(bandwidth_per_gpu, "B/s"),
-        "efficiency": ci.caller(efficiency, "fraction"), "layers": ci.caller(layers, "count"),
-        "allreduce_latency": ci.caller(allreduce_us * 1e-6, "s")}, {"rows": rows})
+    return _pure(request, ci.tensor_parallel(
+        weight_bytes=weight_bytes, degrees=degrees, bandwidth_per_gpu=bandwidth_per_gpu,
+        efficiency=efficiency, layers=layers, allreduce_us=allreduce_us))
 
 
-@router.get("/kv-transfer", summary="KV cache size of a prompt and its transfer time")
+@router.get("/kv-transfer", response_model=CalcResult,
+            summary="KV cache size of a prompt and its transfer time")
 def kv_transfer(request: Request, model: ModelId = None,
                 prompt_tokens: Annotated[int, Query(ge=1, le=10_000_000, description="Prompt tokens.")] = 8192,
                 precision: Prec = "fp8",
@@ -156,70 +144,47 @@ def kv_transfer(request: Request, model: ModelId = None,
     if any(not (0 < b < 1e20) for b in links):
         raise QueryError("link_bandwidth: each value must be a positive number of bytes/s",
                          param="link_bandwidth")
-    with snapshot(request) as (opened, con):
-        md = ci.model(con, model) if model else {}
-    inputs = {"layers": ci.pick(layers, "count", md.get("layers")),
-              "kv_heads": ci.pick(kv_heads, "count", md.get("kv_heads")),
-              "head_dim": ci.pick(head_dim, "count", md.get("head_dim")),
-              "kv_bytes_per_value": ci.default(calc.BYTES_PER_VALUE[precision], "B", precision)}
-    lay, kvh, hd = ci.need(inputs, "layers", "kv_heads", "head_dim", param="model")
-    per_token = calc.kv_bytes_per_token(int(lay), int(kvh), int(hd), calc.BYTES_PER_VALUE[precision])
-    rows = [{"link_bandwidth": bw, **_arith(calc.kv_transfer, kv_per_token=per_token,
-                                                       prompt_tokens=prompt_tokens, link_bandwidth=bw)}
-            for bw in links]
-    return render_item(request, opened, ci.result("kv-transfer", inputs, {
-        "kv_bytes_per_token": per_token, "rows": rows}))
+    return _run(request, ci.kv_transfer, model_id=model, prompt_tokens=prompt_tokens,
+                precision=precision, links=links, layers=layers, kv_heads=kv_heads,
+                head_dim=head_dim)
 
 
-@router.get("/capacity", summary="Units (chips, wafers, racks) needed to hold a model's weights")
+@router.get("/capacity", response_model=CalcResult,
+            summary="Units (chips, wafers, racks) needed to hold a model's weights")
 def capacity(request: Request, model: ModelId = None, params: Pos = None,
              precision: Prec = "fp8", hardware: HardwareId = None,
              metric: Annotated[Literal["memory_capacity", "sram_capacity"], Query(
                  description="Which capacity of the hardware to fill.")] = "sram_capacity",
              capacity_per_unit: Pos = None) -> Response:
     """ceil(params × bytes per weight ÷ capacity per unit)."""
-    with snapshot(request) as (opened, con):
-        md = ci.model(con, model) if model else {}
-        hw = ci.hardware(con, hardware) if hardware else {}
-    inputs = {"params": ci.pick(params, "count", md.get("params")),
-              "capacity_per_unit": ci.pick(capacity_per_unit, "B", hw.get(metric)),
-              "bytes_per_weight": ci.default(calc.BYTES_PER_VALUE[precision], "B", precision)}
-    p, cap = ci.need(inputs, "params", "capacity_per_unit", param="hardware")
-    return render_item(request, opened, ci.result("capacity", inputs, _arith(
-        calc.capacity_units, params=p, bytes_per_weight=calc.BYTES_PER_VALUE[precision],
-        capacity_per_unit=cap)))
+    return _run(request, ci.capacity, model_id=model, params=params, precision=precision,
+                hardware_id=hardware, metric=metric, capacity_per_unit=capacity_per_unit)
 
 
-@router.get("/bandwidth-needed", summary="Bandwidth needed to meet a TPOT target")
+@router.get("/bandwidth-needed", response_model=CalcResult,
+            summary="Bandwidth needed to meet a TPOT target")
 def bandwidth_needed(request: Request, model: ModelId = None, active_params: Pos = None,
                      precision: Prec = "fp8",
                      tpot_ms: Annotated[float, Query(ge=0.001, le=1e6, description="TPOT target in ms.")] = 10.0,
                      efficiency: Eff = 0.5) -> Response:
     """effective = active bytes ÷ TPOT; peak = effective ÷ efficiency (weights only)."""
-    with snapshot(request) as (opened, con):
-        md = ci.model(con, model) if model else {}
-    inputs = {"active_params": ci.pick(active_params, "count", md.get("active_params")),
-              "tpot": ci.caller(tpot_ms / 1000, "s"), "efficiency": ci.caller(efficiency, "fraction"),
-              "bytes_per_weight": ci.default(calc.BYTES_PER_VALUE[precision], "B", precision)}
-    act, = ci.need(inputs, "active_params", param="model")
-    return render_item(request, opened, ci.result("bandwidth-needed", inputs, _arith(
-        calc.bandwidth_needed, active_params=act, bytes_per_weight=calc.BYTES_PER_VALUE[precision],
-        tpot=tpot_ms / 1000, efficiency=efficiency)))
+    return _run(request, ci.bandwidth_needed, model_id=model, active_params=active_params,
+                precision=precision, tpot_ms=tpot_ms, efficiency=efficiency)
 
 
-@router.get("/grid", summary="The article's table: every hardware × every illustrative shape")
+@router.get("/grid", summary="The article's table: every hardware × every illustrative shape",
+            response_model=ListPage[GridRowPublic])
 def grid(request: Request, precision: Prec = "fp8", context: Context = 8192,
          efficiency: Eff = 1.0,
          format: Annotated[Format | None, Query(description="json (default) or csv.")] = None) -> Response:
     """Decode bound per user at batch 1 for each pair, with fits/does-not-fit."""
     with snapshot(request) as (opened, con):
-        key = (opened.id, precision, context, efficiency)
-        rows = _GRIDS.get(key)
+        key = ("grid", precision, context, efficiency)
+        rows = opened.cache.get(key)
         if rows is None:  # a snapshot never changes: compute each grid once per snapshot
             rows = ci.grid(con, precision=precision, context=context, efficiency=efficiency)
-            if len(_GRIDS) > 64:
-                _GRIDS.clear()
-            _GRIDS[key] = rows
+            if sum(1 for k in opened.cache if k[0] == "grid") < 64:  # bounded per snapshot
+                opened.cache[key] = rows
     cols = list(rows[0]) if rows else ["hardware", "model"]
     return list_response(request, opened, total=len(rows), rows=rows, columns=cols,
                          limit=max(len(rows), 1), offset=0, fmt=format,

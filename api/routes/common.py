@@ -21,10 +21,19 @@ from api.responses import (
     not_modified,
 )
 from api.snapshot import Opened, SnapshotReader
-from ingest.mlperf import SCENARIOS, normalise_model
 from warehouse.exceptions import QueryError
-from warehouse.queries import ListQuery, run_list
+from warehouse.queries import ListQuery, ResultFilter, run_list
 from warehouse.settings import Settings
+from warehouse.vocabulary import (
+    AVAILABILITY,
+    DIVISIONS,
+    OFFERS,
+    OPERATING_SYSTEMS,
+    PRICE_BASES,
+    PRICE_TYPES,
+    SCENARIOS,
+    Evidence,
+)
 
 
 @dataclass
@@ -94,7 +103,8 @@ def settings_of(request: Request) -> Settings:
 def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = None) -> Response:
     """Run a list query on the current snapshot (or the one current at ``at``) and render it
     in the requested format."""
-    q.limit, q.offset, q.sort, q.columns = p.limit, p.offset, p.sort, p.columns
+    q.limit, q.offset, q.columns = p.limit, p.offset, p.columns
+    q.sort = p.sort or q.sort  # a query may have a default order
     max_age = settings_of(request).api_cache_max_age
     opened = reader(request).get() if at is None else reader(request).published_at(at)
     headers = cache_headers(request, opened, max_age)
@@ -107,7 +117,7 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
         return hit
     con = opened.con.cursor()
     try:
-        total, rows, cols = run_list(con, q, opened.cache)
+        total, rows, cols = run_list(con, q)
     finally:
         con.close()
     return list_response(request, opened, total=total, rows=rows, columns=cols, limit=p.limit,
@@ -137,21 +147,32 @@ def parse_as_of(value: str | None) -> datetime | None:
 
 
 
-def check_choice(name: str, values: list[str], allowed: dict[str, str]) -> list[str]:
-    """Normalise values against a closed set (case-insensitive); 422 naming the accepted ones."""
+def check_choice(name: str, values: list[str], allowed: tuple[str, ...] | list[str]) -> list[str]:
+    """Normalise values against a closed vocabulary set (case-insensitive); 422 naming the
+    accepted ones."""
+    by_key = {v.lower(): v for v in allowed}
     out = []
     for v in values:
         key = v.strip().lower()
-        if key not in allowed:
-            raise QueryError(f"{name}: {v!r} is not one of {', '.join(sorted(set(allowed.values())))}",
+        if key not in by_key:
+            raise QueryError(f"{name}: {v!r} is not one of {', '.join(sorted(allowed))}",
                              param=name)
-        out.append(allowed[key])
+        out.append(by_key[key])
     return out
 
 
-AVAILABILITY = {"available": "available", "preview": "preview", "rdi": "rdi"}
-DIVISIONS = {"closed": "closed", "open": "open"}
-SCENARIO_CHOICES = {**SCENARIOS, **{v.lower(): v for v in SCENARIOS.values()}}
+# The closed sets API parameters accept: the vocabulary's, nothing spelled here.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "division": DIVISIONS, "availability": AVAILABILITY, "scenario": SCENARIOS,
+    "offer": OFFERS, "os": OPERATING_SYSTEMS, "type": PRICE_TYPES, "basis": PRICE_BASES,
+    "evidence": tuple(e.value for e in Evidence),
+}
+
+
+def choice(name: str, values: list[str] | None) -> list[str]:
+    """A repeatable parameter checked against its vocabulary set (``CHOICES[name]``)."""
+    return check_choice(name, listed(values), CHOICES[name])
+
 
 AsOfSnapshot = Annotated[str | None, Query(
     description="Answer from the snapshot that was current at this date (YYYY-MM-DD, end of day "
@@ -159,15 +180,9 @@ AsOfSnapshot = Annotated[str | None, Query(
 
 
 def result_filters(round, division, organization, model, accelerator, availability,
-                   scenario=None) -> dict[str, list]:
-    """Equality filters on MLPerf result columns, normalised (model spellings, scenario case)
-    and checked against their closed sets."""
-    return {
-        "round": listed(round),
-        "division": check_choice("division", listed(division), DIVISIONS),
-        "organization": listed(organization),
-        "model_id": [normalise_model(m) for m in listed(model)],
-        "accelerator_id": listed(accelerator),
-        "availability": check_choice("availability", listed(availability), AVAILABILITY),
-        "scenario": check_choice("scenario", listed(scenario), SCENARIO_CHOICES),
-    }
+                   scenario=None) -> ResultFilter:
+    """The filters every route over MLPerf results shares, checked against the vocabulary."""
+    return ResultFilter(
+        round=listed(round), division=choice("division", division),
+        organization=listed(organization), model=listed(model), accelerator=listed(accelerator),
+        availability=choice("availability", availability), scenario=choice("scenario", scenario))

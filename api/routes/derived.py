@@ -7,12 +7,18 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from api.routes.common import PageDep, check_choice, listed, parse_as_of, render_list, result_filters
+from api.routes.common import PageDep, choice, listed, parse_as_of, render_list, result_filters
 from api.routes.prices import AsOf
 from warehouse import queries
-from warehouse.derived import ASSUMED_RATES
 from warehouse.exceptions import QueryError
-from warehouse.queries import ListQuery
+from warehouse.public import (
+    ClaimCheckPublic,
+    CostPublic,
+    LatencyBoundPublic,
+    ListPage,
+    ScenarioRatioPublic,
+)
+from warehouse.vocabulary import ASSUMED_RATES
 
 router = APIRouter(prefix="/v1", tags=["derived"])
 
@@ -24,7 +30,8 @@ Accelerator = Annotated[list[str] | None, Query(description="Accelerator id, e.g
 Availability = Annotated[list[str] | None, Query(description="available, preview or rdi.")]
 
 
-@router.get("/ratios", summary="Server/Offline and Interactive/Offline throughput ratios")
+@router.get("/ratios", summary="Server/Offline and Interactive/Offline throughput ratios",
+            response_model=ListPage[ScenarioRatioPublic])
 def ratios(
     request: Request, p: PageDep, round: Round = None, division: Division = None,
     organization: Organization = None, model: Model = None, accelerator: Accelerator = None,
@@ -37,16 +44,13 @@ def ratios(
     max_ratio: Annotated[float | None, Query(description="Largest ratio.")] = None,
 ) -> Response:
     """Each pair carries both source result ids, accelerator, availability and inferred flags."""
-    q = ListQuery(relation="scenario_ratio", equals=result_filters(
-        round, division, organization, model, accelerator, availability, scenario))
-    if not include_flagged:
-        q.equals["flagged"] = [False]
-    if min_ratio is not None or max_ratio is not None:
-        q.ranges["ratio"] = (min_ratio, max_ratio)
-    return render_list(request, q, p)
+    return render_list(request, queries.ratios_query(
+        result_filters(round, division, organization, model, accelerator, availability, scenario),
+        include_flagged=include_flagged, min_ratio=min_ratio, max_ratio=max_ratio), p)
 
 
-@router.get("/costs", summary="Cost per million tokens on list-price and assumed bases")
+@router.get("/costs", summary="Cost per million tokens on list-price and assumed bases",
+            response_model=ListPage[CostPublic])
 def costs(
     request: Request, p: PageDep, round: Round = None, division: Division = None,
     organization: Organization = None, model: Model = None, accelerator: Accelerator = None,
@@ -65,26 +69,20 @@ def costs(
                                                     "assumed.")] = None,
 ) -> Response:
     """Every Tokens/s result; results whose accelerator has no price say 'no price'."""
-    bases = check_choice("basis", listed(basis) or ["list_price", "assumed"],
-                         {"list_price": "list_price", "assumed": "assumed"})
+    bases = choice("basis", basis) or ["list_price", "assumed"]
     rates = rate or list(ASSUMED_RATES)
     bad = [r for r in rates if not r > 0 or r != r or r == float("inf")]
     if bad:
         raise QueryError(f"rate must be a positive number of USD per accelerator-hour (got {bad[0]})",
                          param="rate")
-    offer_ = check_choice("offer", [offer], {o: o for o in ("on_demand", "spot", "low_priority",
-                                                            "reservation", "dev_test")})[0]
-    os_ = check_choice("os", [os], {"linux": "linux", "windows": "windows"})[0]
-    q = ListQuery(relation="costs", subquery=queries.cost_query(
-        bases=bases, rates=rates, region=region, offer=offer_, os=os_, as_of=parse_as_of(as_of)),
-        equals=result_filters(round, division, organization, model, accelerator, availability,
-                               scenario))
-    q.equals["price_status"] = listed(price_status)
-    return render_list(request, q, p)
+    return render_list(request, queries.costs_query(
+        result_filters(round, division, organization, model, accelerator, availability, scenario),
+        bases=bases, rates=rates, region=region, offer=choice("offer", [offer])[0],
+        os=choice("os", [os])[0], as_of=parse_as_of(as_of), price_status=listed(price_status)), p)
 
 
 @router.get("/latency-bounds", summary="Per-user speed floor, concurrency and answer time from "
-            "the MLPerf latency limits")
+            "the MLPerf latency limits", response_model=ListPage[LatencyBoundPublic])
 def latency_bounds(
     request: Request, p: PageDep, round: Round = None, division: Division = None,
     organization: Organization = None, model: Model = None, accelerator: Accelerator = None,
@@ -95,15 +93,13 @@ def latency_bounds(
 ) -> Response:
     """min tokens/s per user = 1000/TPOT; max streams = throughput x TPOT; answer time =
     TTFT + (n - 1) x TPOT."""
-    q = ListQuery(relation="latency_bound", equals=result_filters(
-        round, division, organization, model, accelerator, availability, scenario))
-    if answer_tokens is not None:
-        q.subquery = ("SELECT *, ? AS answer_tokens, (ttft_ms + (? - 1) * tpot_ms) / 1000.0 "
-                      "AS answer_seconds FROM latency_bound", [answer_tokens, answer_tokens])
-    return render_list(request, q, p)
+    return render_list(request, queries.latency_query(
+        result_filters(round, division, organization, model, accelerator, availability, scenario),
+        answer_tokens=answer_tokens), p)
 
 
-@router.get("/claim-checks", summary="Each vendor claim next to the measured evidence")
+@router.get("/claim-checks", summary="Each vendor claim next to the measured evidence",
+            response_model=ListPage[ClaimCheckPublic])
 def claim_checks(
     request: Request, p: PageDep, round: Round = None,
     vendor: Annotated[list[str] | None, Query(description="Vendor, e.g. Cerebras.")] = None,
@@ -111,6 +107,6 @@ def claim_checks(
     metric: Annotated[list[str] | None, Query(description="Claim metric.")] = None,
 ) -> Response:
     """Verdict in words, closest measured result id, figures recomputed from specs."""
-    return render_list(request, ListQuery(relation="claim_check", equals={
-        "round": listed(round), "vendor": listed(vendor), "evidence": listed(evidence),
-        "metric": listed(metric)}), p)
+    return render_list(request, queries.claim_checks_query(
+        round=listed(round), vendor=listed(vendor), evidence=choice("evidence", evidence),
+        metric=listed(metric)), p)

@@ -11,6 +11,7 @@ from api.routes.common import (
     AsOfSnapshot,
     PageDep,
     check_choice,
+    choice,
     listed,
     parse_as_of,
     render_item,
@@ -18,13 +19,21 @@ from api.routes.common import (
     snapshot,
 )
 from warehouse import queries
-from warehouse.evidence import Evidence
-from warehouse.queries import ListQuery
+from warehouse.public import (
+    BenchmarkRulePublic,
+    ClaimItem,
+    ClaimPublic,
+    HardwareCatalogPublic,
+    ListPage,
+    ModelShapePublic,
+)
+from warehouse.vocabulary import LATENCY_SCENARIOS
 
 router = APIRouter(prefix="/v1", tags=["evidence"])
-LABELS = {e.value: e.value for e in Evidence}
 
-@router.get("/claims", summary="Dated vendor claims, projections and reported figures")
+
+@router.get("/claims", summary="Dated vendor claims, projections and reported figures",
+            response_model=ListPage[ClaimPublic])
 def list_claims(
     request: Request, p: PageDep,
     vendor: Annotated[list[str] | None, Query(description="Vendor, e.g. Cerebras.")] = None,
@@ -35,32 +44,25 @@ def list_claims(
     as_of: AsOfSnapshot = None,
 ) -> Response:
     """Every curated claim with its evidence label, dates, source URL and quote."""
-    q = ListQuery(relation="claim", with_source=True, equals={
-        "vendor": listed(vendor), "metric": listed(metric), "model": listed(model),
-        "evidence": check_choice("evidence", listed(evidence), LABELS)})
-    if product:
-        q.contains["product"] = product
-    return render_list(request, q, p, parse_as_of(as_of))
+    return render_list(request, queries.claims_query(
+        vendor=listed(vendor), evidence=choice("evidence", evidence), metric=listed(metric),
+        model=listed(model), product=product), p, parse_as_of(as_of))
 
 
 @router.get("/claims/{claim_id}", summary="One claim, its source file snapshot and its history",
-            responses={404: {"description": "Unknown claim id."}})
+            response_model=ClaimItem, responses={404: {"description": "Unknown claim id."}})
 def get_claim(request: Request, claim_id: Annotated[str, Path(description="Claim id.")]) -> Response:
     """One claim, the curated file snapshot it was read from, and its earlier versions (a
     withdrawn claim answers with ``row: null`` and its history)."""
     with snapshot(request) as (opened, con):
-        row = queries.get_one(con, "claim", "id", claim_id)
-        source = row and queries.source_snapshot(con, row["source_snapshot_id"])
-        _, history, _ = queries.run_list(con, ListQuery(
-            relation="claim_history", equals={"claim_id": [claim_id]}, sort=["valid_to"],
-            limit=1000, with_source=True))
-    if row is None and not history:
+        detail = queries.claim_detail(con, claim_id)
+    if detail is None:
         raise HTTPException(404, f"no claim {claim_id!r} in snapshot {opened.id}")
-    return render_item(request, opened, {"row": row, "source": source, "history": history,
-                                         "withdrawn": row is None})
+    return render_item(request, opened, detail)
 
 
-@router.get("/hardware", summary="Hardware peak figures (vendor specs), one metric per row")
+@router.get("/hardware", summary="Hardware peak figures (vendor specs), one metric per row",
+            response_model=ListPage[HardwareCatalogPublic])
 def list_hardware(
     request: Request, p: PageDep,
     hardware: Annotated[list[str] | None, Query(description="Hardware id, e.g. nvidia-h100-sxm.")] = None,
@@ -69,25 +71,24 @@ def list_hardware(
     kind: Annotated[list[str] | None, Query(description="accelerator, system or rack.")] = None,
 ) -> Response:
     """Specs in SI units (bytes, bytes/s, FLOP/s) with their source and check date."""
-    return render_list(request, ListQuery(relation="hardware_catalog", with_source=True, equals={
-        "hardware_id": listed(hardware), "vendor": listed(vendor), "metric": listed(metric),
-        "kind": listed(kind)}), p)
+    return render_list(request, queries.hardware_query(
+        hardware=listed(hardware), vendor=listed(vendor), metric=listed(metric),
+        kind=listed(kind)), p)
 
 
-@router.get("/models", summary="Model shapes used by the calculators")
+@router.get("/models", summary="Model shapes used by the calculators",
+            response_model=ListPage[ModelShapePublic])
 def list_models(
     request: Request, p: PageDep,
     illustrative: Annotated[bool | None, Query(description="Only the article's illustrative "
                                                "shapes (true) or only real models (false).")] = None,
 ) -> Response:
     """Parameters, active parameters, layers, KV heads, head dim; empty where unknown."""
-    q = ListQuery(relation="model_shape", with_source=True)
-    if illustrative is not None:
-        q.equals["illustrative"] = [illustrative]
-    return render_list(request, q, p)
+    return render_list(request, queries.models_query(illustrative=illustrative), p)
 
 
-@router.get("/rules", summary="MLPerf TTFT/TPOT limits per benchmark, from the rules document")
+@router.get("/rules", summary="MLPerf TTFT/TPOT limits per benchmark, from the rules document",
+            response_model=ListPage[BenchmarkRulePublic])
 def list_rules(
     request: Request, p: PageDep,
     model: Annotated[list[str] | None, Query(description="Benchmark model, e.g. llama2-70b.")] = None,
@@ -96,12 +97,6 @@ def list_rules(
                                    "version ever fetched).")] = True,
 ) -> Response:
     """Limits with the document line they were read from and the document's sha256."""
-    q = ListQuery(relation="benchmark_rule", with_source=True, equals={
-        "model_family": listed(model),
-        "scenario": check_choice("scenario", listed(scenario),
-                                 {"server": "Server", "interactive": "Interactive"})})
-    if current:
-        q.extra_where.append((
-            "t.source_snapshot_id = (SELECT id FROM source_snapshot WHERE kind = 'rules_document' "
-            "ORDER BY fetched_at DESC LIMIT 1)", []))
-    return render_list(request, q, p)
+    return render_list(request, queries.rules_query(
+        model=listed(model), scenario=check_choice("scenario", listed(scenario), LATENCY_SCENARIOS),
+        current=current), p)

@@ -2,44 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from api.routes.common import (
-    PageDep,
-    check_choice,
-    listed,
-    parse_as_of,
-    render_item,
-    render_list,
-    snapshot,
-)
+from api.routes.common import PageDep, choice, listed, parse_as_of, render_item, render_list, snapshot
 from warehouse import queries
-from warehouse.queries import ListQuery
+from warehouse.public import Accelerators, ListPage, PriceCatalogPublic
 
 router = APIRouter(prefix="/v1", tags=["prices"])
-
-OFFERS = {o: o for o in ("on_demand", "spot", "low_priority", "reservation", "dev_test")}
-OSES = {"linux": "linux", "windows": "windows"}
-TYPES = {"consumption": "Consumption", "reservation": "Reservation",
-         "devtestconsumption": "DevTestConsumption"}
-
-
-def as_of_clause(moment: datetime | None) -> tuple[str, list]:
-    """Versions valid at ``moment`` (default: now, i.e. current and still listed)."""
-    if moment is None:
-        return "t.valid_to IS NULL", []
-    return "t.valid_from <= ? AND (t.valid_to IS NULL OR t.valid_to > ?)", [moment, moment]
 
 
 AsOf = Annotated[str | None, Query(description="Prices in effect at this date (YYYY-MM-DD, end of "
                                    "day UTC) or timestamp; default: the current list.")]
 
 
-@router.get("/prices", summary="Azure GPU VM list prices, with price per accelerator-hour")
+@router.get("/prices", summary="Azure GPU VM list prices, with price per accelerator-hour",
+            response_model=ListPage[PriceCatalogPublic])
 def list_prices(
     request: Request, p: PageDep,
     sku: Annotated[list[str] | None, Query(description="VM size, e.g. Standard_ND96isr_H100_v5.")] = None,
@@ -53,17 +33,14 @@ def list_prices(
     as_of: AsOf = None,
 ) -> Response:
     """Each price version valid at ``as_of`` (evidence: list_price), with its source page."""
-    q = ListQuery(relation="price_catalog", with_source=True, equals={
-        "arm_sku_name": listed(sku), "accelerator_id": listed(accelerator),
-        "arm_region_name": listed(region),
-        "price_type": check_choice("type", listed(type), TYPES),
-        "offer": check_choice("offer", listed(offer), OFFERS),
-        "os": check_choice("os", listed(os), OSES)})
-    q.extra_where.append(as_of_clause(parse_as_of(as_of)))
-    return render_list(request, q, p)
+    return render_list(request, queries.prices_query(
+        sku=listed(sku), accelerator=listed(accelerator), region=listed(region),
+        price_type=choice("type", type), offer=choice("offer", offer), os=choice("os", os),
+        as_of=parse_as_of(as_of)), p)
 
 
-@router.get("/prices/history", summary="Every version of one VM size's price (time series)")
+@router.get("/prices/history", summary="Every version of one VM size's price (time series)",
+            response_model=ListPage[PriceCatalogPublic])
 def price_history(
     request: Request, p: PageDep,
     sku: Annotated[str, Query(description="VM size, e.g. Standard_ND96isr_H100_v5.")],
@@ -72,15 +49,12 @@ def price_history(
     os: Annotated[list[str] | None, Query(description="linux or windows.")] = None,
 ) -> Response:
     """Versions with valid_from/valid_to, oldest first unless ``sort`` says otherwise."""
-    q = ListQuery(relation="price_catalog", with_source=True, equals={
-        "arm_sku_name": [sku], "arm_region_name": listed(region),
-        "offer": check_choice("offer", listed(offer), OFFERS),
-        "os": check_choice("os", listed(os), OSES)})
-    p.sort = p.sort or ["price_key", "valid_from"]
-    return render_list(request, q, p)
+    return render_list(request, queries.price_history_query(
+        sku=sku, region=listed(region), offer=choice("offer", offer), os=choice("os", os)), p)
 
 
-@router.get("/accelerators", summary="Accelerator ids, their MLPerf spellings, the VM sizes that rent them")
+@router.get("/accelerators", summary="Accelerator ids, their MLPerf spellings, the VM sizes that rent them",
+            response_model=Accelerators)
 def accelerators(request: Request) -> Response:
     """One entry per accelerator id: aliases seen in MLPerf, Azure SKUs with accelerators per VM."""
     with snapshot(request) as (opened, con):

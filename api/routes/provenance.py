@@ -8,29 +8,36 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import Response
 
 from api.routes.common import PageDep, listed, reader, render_item, render_list, snapshot
-from warehouse import queries
-from warehouse.evidence import DESCRIPTIONS
-from warehouse.health import source_status
-from warehouse.queries import ListQuery
+from warehouse import health, queries
+from warehouse.public import (
+    Health,
+    ListPage,
+    Meta,
+    Refreshes,
+    RefreshValidation,
+    SourceItem,
+    SourceSnapshotPublic,
+)
 from warehouse.store import Layout
 
 router = APIRouter(tags=["provenance"])
 
 
-def _layout(request: Request) -> Layout:
-    return Layout(request.app.state.settings.data_path)
+def _runs(request: Request) -> list[dict]:
+    return Layout(request.app.state.settings.data_path).read_runs()
 
 
-@router.get("/v1/sources", summary="Source snapshots: every fetched body, with its sha256")
+@router.get("/v1/sources", summary="Source snapshots: every fetched body, with its sha256",
+            response_model=ListPage[SourceSnapshotPublic])
 def list_sources(request: Request, p: PageDep,
                  source: Annotated[list[str] | None, Query(description="Source name: mlperf, "
                                    "mlperf_rules, azure_prices, curated.")] = None) -> Response:
     """Every source snapshot (raw bytes kept under their sha256)."""
-    return render_list(request, ListQuery(relation="source_snapshot",
-                                          equals={"source": listed(source)}), p)
+    return render_list(request, queries.sources_query(source=listed(source)), p)
 
 
 @router.get("/v1/sources/{snapshot_id}", summary="One source snapshot and the rows parsed from it",
+            response_model=SourceItem,
             responses={404: {"description": "Unknown source snapshot id."}})
 def get_source(request: Request, snapshot_id: Annotated[str, Path(
         description="source_snapshot id, as in a row's source_snapshot_id.")]) -> Response:
@@ -42,70 +49,43 @@ def get_source(request: Request, snapshot_id: Annotated[str, Path(
     return render_item(request, opened, {"row": row})
 
 
-@router.get("/v1/refreshes", summary="Refresh history, newest first (published or not)")
+@router.get("/v1/refreshes", summary="Refresh history, newest first (published or not)",
+            response_model=Refreshes)
 def list_refreshes(request: Request,
                    limit: Annotated[int, Query(ge=1, le=1000, description="Runs to return.")] = 50,
                    status: Annotated[list[str] | None, Query(description="published, unchanged, "
                                      "partial, failed or rejected.")] = None) -> Response:
     """Every refresh run with its per-source outcome and message."""
-    runs = _layout(request).read_runs()
-    wanted = listed(status)
-    if wanted:
-        runs = [r for r in runs if r["status"] in wanted]
-    opened = reader(request).get()
-    for r in runs:
-        r.pop("validation", None)
-        r["links"] = {"validation": f"/v1/refreshes/{r['id']}/validation"}
-    return render_item(request, opened, {"total": len(runs), "rows": runs[:limit]})
+    return render_item(request, reader(request).get(),
+                       health.refreshes(_runs(request), listed(status), limit))
 
 
 @router.get("/v1/refreshes/{run_id}/validation", summary="Validation results of one refresh",
+            response_model=RefreshValidation,
             responses={404: {"description": "Unknown refresh id."}})
 def refresh_validation(request: Request, run_id: Annotated[str, Path(
         description="Refresh id from /v1/refreshes.")]) -> Response:
     """Each expectation of the run: severity, success, offending row count and a sample."""
-    opened = reader(request).get()
-    run = next((r for r in _layout(request).read_runs() if r["id"] == run_id), None)
-    if run is None:
+    payload = health.refresh_validation(_runs(request), run_id)
+    if payload is None:
         raise HTTPException(404, f"no refresh {run_id!r}")
-    results = run.get("validation", [])
-    return render_item(request, opened, {
-        "run_id": run_id, "status": run["status"],
-        "errors": sum(1 for v in results if not v["success"] and v["severity"] == "error"),
-        "warnings": sum(1 for v in results if not v["success"] and v["severity"] == "warning"),
-        "rows": results})
+    return render_item(request, reader(request).get(), payload)
 
 
-@router.get("/healthz", summary="Current snapshot, per-source freshness, validation summary")
+@router.get("/healthz", summary="Current snapshot, per-source freshness, validation summary",
+            response_model=Health)
 def healthz(request: Request) -> Response:
     """Which snapshot is served, when it was published, which sources are stale and why."""
     with snapshot(request) as (opened, con):
         validation = queries.validation_results(con)
-    runs = _layout(request).read_runs()
-    return render_item(request, opened, {
-        "status": "ok" if opened.id else "empty",
-        "published_at": opened.published_at,
-        "sources": list(source_status(runs).values()),
-        "last_refresh": ({k: runs[0][k] for k in ("id", "status", "message", "started_at")}
-                         if runs else None),
-        "validation": {
-            "errors": sum(1 for v in validation if not v["success"] and v["severity"] == "error"),
-            "warnings": [v["expectation"] for v in validation
-                         if not v["success"] and v["severity"] == "warning"]},
-    })
+    return render_item(request, opened, health.health(opened.id, opened.published_at, validation,
+                                                      _runs(request)))
 
 
-@router.get("/v1/meta", summary="Values for dashboard drop-downs, in one call", tags=["meta"])
+@router.get("/v1/meta", summary="Values for dashboard drop-downs, in one call", tags=["meta"],
+            response_model=Meta)
 def meta(request: Request) -> Response:
     """Rounds, models, organizations, scenarios, accelerators, regions and evidence labels."""
     with snapshot(request) as (opened, con):
-        payload = {
-            "rounds": queries.distinct_values(con, "mlperf_result", "round"),
-            "models": queries.distinct_values(con, "mlperf_result", "model_id"),
-            "organizations": queries.distinct_values(con, "mlperf_result", "organization"),
-            "scenarios": queries.distinct_values(con, "mlperf_result", "scenario"),
-            "accelerators": queries.distinct_values(con, "mlperf_result", "accelerator_id"),
-            "regions": queries.distinct_values(con, "azure_price", "arm_region_name"),
-            "evidence": [{"label": k.value, "meaning": v} for k, v in DESCRIPTIONS.items()],
-        }
+        payload = queries.meta(con)
     return render_item(request, opened, payload)

@@ -18,13 +18,13 @@ from api.routes.common import (
     snapshot,
 )
 from warehouse import queries
-from warehouse.queries import ListQuery
+from warehouse.public import ListPage, MlperfResultPublic, ResultItem
 
 router = APIRouter(prefix="/v1", tags=["results"])
 
 
 @router.get("/results", summary="MLPerf results, filtered and paginated",
-            responses={200: {"content": {"text/csv": {}}}})
+            response_model=ListPage[MlperfResultPublic])
 def list_results(
     request: Request,
     p: PageDep,
@@ -46,30 +46,20 @@ def list_results(
     as_of: AsOfSnapshot = None,
 ) -> Response:
     """Every MLPerf result row with its evidence label (`measured`) and source."""
-    q = ListQuery(relation="mlperf_result", with_source=True)
-    q.equals = {**result_filters(round, division, organization, model, None, availability,
-                                 scenario), "units": listed(units)}
-    accs = listed(accelerator)
-    if accs:
-        marks = ", ".join("?" * len(accs))
-        q.extra_where.append((f"(t.accelerator_id IN ({marks}) OR t.accelerator_model_name "
-                              f"IN ({marks}))", accs + accs))
-    if system:
-        q.contains["system_name"] = system
-    if min_result is not None or max_result is not None:
-        q.ranges["result"] = (min_result, max_result)
+    q = queries.results_query(
+        result_filters(round, division, organization, model, accelerator, availability, scenario),
+        units=listed(units), system=system, min_result=min_result, max_result=max_result)
     return render_list(request, q, p, parse_as_of(as_of))
 
 
 @router.get("/results/{result_id}", summary="One MLPerf result with its full source record",
+            response_model=ResultItem,
             responses={404: {"description": "No result with that id in the current snapshot."}})
 def get_result(request: Request,
                result_id: Annotated[str, Path(description="Result id from /v1/results.")]) -> Response:
     """One result row, and the source snapshot (URL, fetched_at, sha256) it was parsed from."""
     with snapshot(request) as (opened, con):
-        row = queries.get_one(con, "mlperf_result", "id", result_id)
-        source = row and queries.source_snapshot(con, row["source_snapshot_id"])
-    if row is None:
+        detail = queries.result_detail(con, result_id)
+    if detail is None:
         raise HTTPException(404, f"no result {result_id!r} in snapshot {opened.id}")
-    return render_item(request, opened, {"row": row, "source": source,
-                                         "links": {"source": f"/v1/sources/{row['source_snapshot_id']}"}})
+    return render_item(request, opened, detail)

@@ -17,9 +17,9 @@ import duckdb
 import httpx
 import pyarrow.parquet as pq
 
-from tests.helpers import free_port
+from ingest.refresh import refresh
+from tests.helpers import free_port, no_op, replace_loads
 from tests.test_end_to_end import wait_until_up
-from warehouse.refresh import refresh
 
 BIN = Path(sys.executable).parent
 
@@ -61,14 +61,10 @@ def test_export_reads_back_with_identical_rows_and_hashes(full_warehouse, tmp_pa
 def publish_edited_results(settings, monkeypatch) -> None:
     """Publish a new snapshot in which every v6.1 result's notes say 'edited' (the other
     sources are left as they are)."""
-    from warehouse import loaders
-
     def bump(ctx):
         ctx.con.execute("UPDATE mlperf_result SET notes = 'edited' WHERE round = 'v6.1'")
         ctx.outcome.status = "updated"
-    for name in ("mlperf", "mlperf_rules", "azure_prices"):
-        monkeypatch.setitem(loaders.LOADERS, name, lambda ctx: None)
-    monkeypatch.setitem(loaders.LOADERS, "curated", bump)
+    replace_loads(monkeypatch, mlperf=no_op, mlperf_rules=no_op, azure_prices=no_op, curated=bump)
     assert refresh(settings).status == "published"
 
 

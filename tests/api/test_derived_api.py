@@ -7,10 +7,10 @@ from collections import defaultdict
 
 import pytest
 
+from ingest.refresh import refresh
 from tests.azure_emulator import seed_items
 from tests.conftest import full_sources, make_settings, mount_azure
 from tests.helpers import SUMMARY_CSV, need_shared
-from warehouse.refresh import refresh
 
 
 def all_rows(client, url: str, **params) -> list[dict]:

@@ -42,3 +42,34 @@ def test_rules_served_with_line_and_document(full_client):
 def test_claim_404(full_client):
     r = full_client.get("/v1/claims/nope")
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+
+
+def test_a_claim_shows_its_citation_and_its_source_file_side_by_side(full_client):
+    """``source_url`` is the citation; ``source_snapshot_url`` is the curated file the claim
+    was read from; neither hides the other, in JSON or CSV."""
+    import csv
+    import io
+
+    from tests.helpers import REPO
+
+    [c] = full_client.get("/v1/claims?vendor=Cerebras&metric=output_tokens_per_s_per_user"
+                          "&limit=1000").json()["rows"][:1]
+    assert c["source_url"].startswith("https://")
+    assert c["source_snapshot_url"] == str(REPO / "data" / "claims.yaml")
+    for path in ("/v1/claims", "/v1/hardware", "/v1/models", "/v1/rules", "/v1/results",
+                 "/v1/prices"):
+        text = full_client.get(f"{path}?format=csv&limit=5").text
+        header = next(csv.reader(io.StringIO(text)))
+        assert len(header) == len(set(header)), f"{path}: repeated column in {header}"
+        assert "source_snapshot_url" in header, path
+    one = full_client.get(f"/v1/claims/{c['id']}").json()
+    assert one["row"]["source_url"] == c["source_url"]
+    assert one["source"]["url"] == c["source_snapshot_url"]
+
+
+def test_claims_and_rules_read_model_spellings_as_results_do(full_client):
+    plain = full_client.get("/v1/claims?model=llama3.1-8b&limit=100").json()["rows"]
+    underscored = full_client.get("/v1/claims?model=Llama3_1-8b&limit=100").json()["rows"]
+    assert plain and plain == underscored
+    rules = full_client.get("/v1/rules?model=DeepSeek-R1").json()["rows"]
+    assert {r["model_family"] for r in rules} == {"deepseek-r1"}

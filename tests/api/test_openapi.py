@@ -38,7 +38,7 @@ def test_every_operation_is_documented(schema):
         assert op.get("description"), f"{path}: no docstring"
         assert op.get("tags"), path
         example = op["responses"]["200"].get("content", {}).get("application/json", {})
-        assert "example" in example, f"{path}: no example response (python -m tests.make_examples)"
+        assert "example" in example, f"{path}: no example response (python -m tools.make_examples)"
         for param in op.get("parameters", []):
             assert param.get("description"), f"{path}: parameter {param['name']} undocumented"
 
@@ -86,3 +86,36 @@ def test_data_dictionary_file_matches_the_schema():
     assert blank == [], "columns without a COMMENT"
     current = (REPO / "docs" / "DATA_DICTIONARY.md").read_text()
     assert current == dictionary(con) + "\n", "regenerate: perfledger describe > docs/DATA_DICTIONARY.md"
+
+
+def resolve(schema: dict, node: dict) -> dict:
+    """Follow a ``$ref`` (and a single-item ``allOf``) inside the OpenAPI document."""
+    while "$ref" in node or ("allOf" in node and len(node["allOf"]) == 1):
+        node = node["allOf"][0] if "allOf" in node else node
+        if "$ref" in node:
+            name = node["$ref"].rsplit("/", 1)[-1]
+            node = schema["components"]["schemas"][name]
+    return node
+
+
+def test_every_route_declares_its_200_schema(schema):
+    for path, _, op in operations(schema):
+        body = op["responses"]["200"]["content"]["application/json"].get("schema")
+        assert body, f"{path}: no 200 schema"
+        assert resolve(schema, body).get("properties"), f"{path}: empty 200 schema"
+
+
+def test_list_routes_declare_their_row_columns(schema):
+    """Every list route's envelope names the Public model of its rows, and that model lists
+    real columns (the ones the route returns)."""
+    lists = 0
+    for path, _, op in operations(schema):
+        envelope = resolve(schema, op["responses"]["200"]["content"]["application/json"]["schema"])
+        rows = envelope["properties"].get("rows")
+        if rows is None or "next" not in envelope["properties"]:
+            continue
+        lists += 1
+        row = resolve(schema, rows["items"])
+        assert len(row["properties"]) >= 2, path
+        assert all(p.get("description") for p in row["properties"].values()), path
+    assert lists >= 13

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from ingest.context import LoadContext
+from ingest.refresh import refresh
 from tests.conftest import make_settings
-from warehouse import derived, loaders
-from warehouse.refresh import refresh
+from tests.helpers import no_op, replace_loads
+from warehouse import derived
 from warehouse.store import Layout
 
 
@@ -30,12 +32,12 @@ def test_real_data_passes_with_warnings_listed(full_warehouse):
 
 def _stage(monkeypatch, sql: str, params: list | None = None) -> None:
     """Add a loader that changes the staged snapshot as a buggy source would."""
-    def inject(ctx: loaders.LoadContext) -> None:
+    def inject(ctx: LoadContext) -> None:
         ctx.con.execute(sql, params or [])
         ctx.outcome.status = "updated"
         ctx.outcome.rows = 1
 
-    monkeypatch.setitem(loaders.LOADERS, "curated", inject)
+    replace_loads(monkeypatch, curated=inject)
 
 
 GB200 = ("SELECT id FROM mlperf_result WHERE platform = 'GB200-NVL72_GB200-186GB_aarch64x72_TRT' "
@@ -81,9 +83,7 @@ def test_violation_rejects_and_keeps_serving(full_copy, client_for, monkeypatch,
     before = client.get("/v1/results?limit=1000&sort=id").json()
     claims_before = client.get("/v1/claims?limit=1000").json()
     current = Layout(settings.data_path).read_current()
-    monkeypatch.setitem(loaders.LOADERS, "mlperf", lambda ctx: None)
-    monkeypatch.setitem(loaders.LOADERS, "mlperf_rules", lambda ctx: None)
-    monkeypatch.setitem(loaders.LOADERS, "azure_prices", lambda ctx: None)
+    replace_loads(monkeypatch, mlperf=no_op, mlperf_rules=no_op, azure_prices=no_op)
     _stage(monkeypatch, sql)
 
     report = refresh(settings)
@@ -105,8 +105,7 @@ def test_violation_rejects_and_keeps_serving(full_copy, client_for, monkeypatch,
 def test_sample_identifies_the_row(full_copy, monkeypatch):
     tmp, sources = full_copy
     settings = make_settings(tmp, sources)
-    for name in ("mlperf", "mlperf_rules", "azure_prices"):
-        monkeypatch.setitem(loaders.LOADERS, name, lambda ctx: None)
+    replace_loads(monkeypatch, mlperf=no_op, mlperf_rules=no_op, azure_prices=no_op)
     _stage(monkeypatch, VIOLATIONS["negative result"][0])
     report = refresh(settings)
     [failed] = [v for v in report.validation
@@ -121,8 +120,7 @@ def test_altered_raw_bytes_reject(full_copy, monkeypatch):
     layout = Layout(settings.data_path)
     raw = next(p for p in layout.raw.rglob("*") if p.is_file())
     raw.write_bytes(raw.read_bytes() + b"tampered")
-    for name in ("mlperf", "mlperf_rules", "azure_prices"):
-        monkeypatch.setitem(loaders.LOADERS, name, lambda ctx: None)
+    replace_loads(monkeypatch, mlperf=no_op, mlperf_rules=no_op, azure_prices=no_op)
     _stage(monkeypatch, "UPDATE claim SET note = 'touched' WHERE id = 'cerebras-llama3.1-405b-969'")
     report = refresh(settings)
     assert report.status == "rejected"
@@ -141,8 +139,7 @@ def test_derived_row_claiming_measured_from_a_claim_rejects(full_copy, monkeypat
             ELSE 'derived: ' || c.evidence END AS basis""", "'derived: measured' AS basis")
     assert buggy != sql
     monkeypatch.setitem(derived.VIEWS, "claim_check", (buggy, comment, cols))
-    for name in ("mlperf", "mlperf_rules", "azure_prices"):
-        monkeypatch.setitem(loaders.LOADERS, name, lambda ctx: None)
+    replace_loads(monkeypatch, mlperf=no_op, mlperf_rules=no_op, azure_prices=no_op)
     _stage(monkeypatch, "UPDATE claim SET note = 'touched' WHERE id = 'cerebras-llama3.1-405b-969'")
     report = refresh(settings)
     assert report.status == "rejected"

@@ -1,13 +1,16 @@
-"""Validation suites, one module per table family, as declarative rules.
+"""Validation rules as data, and the core suites every snapshot must pass.
 
 A rule is data (no great-expectations import here, so the API never pays for it);
 ``warehouse.validation`` turns each rule into a great-expectations expectation and runs it on
 the staged snapshot. Rule names say what must hold, so a failure reads as the broken rule.
+The core suites here (provenance, derived) check what holds across sources; each source's own
+rules live in its folder (``ingest/<source>/suite.py``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 ERROR = "error"      # blocks publishing
 WARNING = "warning"  # published and reported
@@ -28,7 +31,13 @@ class Rule:
     columns: tuple[str, ...] = ()
     min_value: float | None = None
     max_value: float | None = None
-    meta: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Rule:
+        """A rule from ``dataclasses.asdict`` after a JSON round trip (lists back to tuples)."""
+        fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
+                                  for k, v in data.items()}
+        return cls(**fields)
 
 
 def rows(name: str, table: str, sql: str, severity: str = ERROR) -> Rule:
@@ -52,11 +61,8 @@ def unique(name: str, table: str, columns: tuple[str, ...], severity: str = ERRO
     return Rule(name=name, table=table, kind="unique", columns=columns, severity=severity)
 
 
-def all_rules() -> list[Rule]:
-    """Every rule of every suite, in suite order."""
-    from warehouse.suites import curated, derived, mlperf, prices, provenance
+def core_rules() -> list[Rule]:
+    """The rules of the core suites: provenance and tagging, then derived figures."""
+    from warehouse.suites import derived, provenance
 
-    out: list[Rule] = []
-    for module in (provenance, mlperf, prices, curated, derived):
-        out.extend(module.rules())
-    return out
+    return [*provenance.rules(), *derived.rules()]

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from warehouse.suites import Rule, rows
 
-SUITE = "derived"
-
 
 def rules() -> list[Rule]:
+    """The derived-view rules."""
     return [
         rows("scenario_ratio: ratios are finite and positive", "scenario_ratio",
              "SELECT * FROM {batch} WHERE NOT (ratio > 0) OR NOT isfinite(ratio)"),

@@ -3,30 +3,13 @@ that exists, and `measured` only from the MLPerf ingester."""
 
 from __future__ import annotations
 
-from warehouse.evidence import Evidence
 from warehouse.schema import FACT_TABLES
 from warehouse.suites import Rule, in_set, not_null, rows
-
-SUITE = "provenance"
-
-# Which labels each table may hold. Only mlperf_result holds `measured`.
-ALLOWED = {
-    "mlperf_result": {Evidence.measured},
-    "claim": {Evidence.third_party_measured, Evidence.vendor_measured, Evidence.vendor_claim,
-              Evidence.vendor_projection, Evidence.paper_reported, Evidence.vendor_spec,
-              Evidence.list_price, Evidence.assumption},
-    "hardware_spec": {Evidence.vendor_spec, Evidence.vendor_claim, Evidence.vendor_projection,
-                      Evidence.vendor_measured, Evidence.assumption},
-    "model_shape": {Evidence.vendor_spec, Evidence.assumption, Evidence.paper_reported},
-    "benchmark_rule": {Evidence.benchmark_rule},
-    "azure_price": {Evidence.list_price},
-}
-
-
-ALLOWED["claim_history"] = ALLOWED["claim"]  # earlier versions of claims: the same labels
+from warehouse.vocabulary import TABLE_LABELS, Evidence
 
 
 def rules() -> list[Rule]:
+    """The provenance rules of every fact table."""
     out: list[Rule] = []
     for table in FACT_TABLES:
         out += [
@@ -34,7 +17,7 @@ def rules() -> list[Rule]:
             in_set(f"{table}: evidence is in the vocabulary", table, "evidence",
                    [e.value for e in Evidence]),
             in_set(f"{table}: evidence is one this table may hold", table, "evidence",
-                   sorted(e.value for e in ALLOWED[table])),
+                   sorted(e.value for e in TABLE_LABELS[table])),
             not_null(f"{table}: every row has a source snapshot", table, "source_snapshot_id"),
             rows(f"{table}: every source snapshot id exists in source_snapshot", table,
                  "SELECT * FROM {batch} WHERE source_snapshot_id NOT IN "

@@ -1,0 +1,297 @@
+"""The ``perfledger`` command. Errors become one ``Type: message`` line and exit code 1."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ingest.registry import SOURCES
+from warehouse.exceptions import PerfledgerError
+from warehouse.settings import Settings
+from warehouse.store import Layout
+
+app = typer.Typer(help="perfledger: a warehouse of LLM-inference evidence.",
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+
+def _settings() -> Settings:
+    return Settings()
+
+
+def _fail(e: PerfledgerError) -> None:
+    typer.echo(f"{type(e).__name__}: {e}", err=True)
+    raise typer.Exit(1)
+
+
+@app.command()
+def refresh(
+    source: Annotated[list[str] | None, typer.Option(
+        "--source", help="Refresh only this source (repeatable): "
+        + ", ".join(f"{s.name} ({s.doc})" for s in SOURCES) + ".")] = None,
+    accept_shrink: Annotated[bool, typer.Option(
+        help="Accept a source that returns far fewer rows than last time.")] = False,
+    report: Annotated[Path | None, typer.Option(help="Write the JSON run report here.")] = None,
+    log_json: Annotated[bool, typer.Option(help="Log one JSON object per line (stderr).")] = False,
+    wait: Annotated[float, typer.Option(help="Seconds to wait for a running refresh to finish "
+                                        "before giving up (default: do not wait).")] = 0.0,
+) -> None:
+    """Pull every source, validate, publish a new snapshot (exit 0), or publish nothing and say
+    why (exit 1). Safe to run any time: locked, idempotent, kill-safe."""
+    import time
+    from datetime import UTC, datetime
+
+    from ingest.refresh import refresh as run_refresh
+    from warehouse.exceptions import RefreshLocked
+
+    progress = None
+    if not log_json and sys.stderr.isatty():
+        from rich.console import Console
+        from rich.status import Status
+
+        progress = Status("refreshing", console=Console(stderr=True))
+        progress.start()
+
+    def event(kind: str, text: str) -> None:
+        if log_json:
+            print(json.dumps({"time": datetime.now(UTC).isoformat(), "event": kind,
+                              "message": text}), file=sys.stderr, flush=True)
+        elif progress is not None:
+            progress.update(f"{kind}: {text}")
+
+    deadline = time.monotonic() + wait
+    try:
+        while True:
+            try:
+                result = run_refresh(_settings(), only=source or None,
+                                     accept_shrink=accept_shrink, on_event=event)
+                break
+            except RefreshLocked:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+    except PerfledgerError as e:
+        _fail(e)
+        return
+    finally:
+        if progress is not None:
+            progress.stop()
+    if report:
+        report.write_text(json.dumps(result.as_dict(), indent=2, default=str))
+    for line in result.summary_lines():
+        typer.echo(json.dumps({"event": "summary", "message": line}) if log_json else line)
+    raise typer.Exit(result.exit_code)
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Address (default: api_host).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default: api_port).")] = None,
+    workers: Annotated[int | None, typer.Option(help="uvicorn workers (default: api_workers).")] = None,
+    refresh_every: Annotated[str | None, typer.Option(
+        help="Also refresh in the background every interval, e.g. 30m, 6h, 1d (single-process "
+        "deployments; requests are never blocked).")] = None,
+) -> None:
+    """Serve the read-only API over the current snapshot."""
+    import uvicorn
+
+    s = _settings()
+    if refresh_every:
+        from ingest.scheduler import parse_interval, start_background_refresh
+
+        try:
+            start_background_refresh(s, parse_interval(refresh_every))
+        except PerfledgerError as e:
+            _fail(e)
+    # Workers are separate processes that build their own Settings from the environment.
+    os.environ["PERFLEDGER_DATA_DIR"] = str(s.data_path)
+    os.environ["PERFLEDGER_SOURCES"] = str(s.sources.resolve())
+    uvicorn.run("api.app:create_app", factory=True, host=host or s.api_host,
+                port=port or s.api_port, workers=workers or s.api_workers, log_level="info",
+                access_log=s.api_access_log)
+
+
+@app.command()
+def sql(
+    command: Annotated[str | None, typer.Option("-c", "--command",
+                                                help="Run this SQL and print the result.")] = None,
+) -> None:
+    """Open the current snapshot read-only: a DuckDB shell, or run one statement with -c."""
+    import duckdb
+
+    ref = Layout(_settings().data_path).read_current()
+    if ref is None:
+        _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
+        return
+    if command:
+        con = duckdb.connect(str(ref.path), read_only=True)
+        try:
+            con.sql(command).show(max_rows=10_000, max_width=10_000)
+        except duckdb.Error as e:
+            _fail(PerfledgerError(f"{e}"))
+        finally:
+            con.close()
+        return
+    shell = shutil.which("duckdb")
+    if shell and sys.stdin.isatty():
+        raise typer.Exit(subprocess.call([shell, "-readonly", str(ref.path)]))
+    typer.echo(f"current snapshot: {ref.path}\n"
+               f"open it with:  duckdb -readonly {ref.path}\n"
+               f"or in Python:  duckdb.connect('{ref.path}', read_only=True)")
+
+
+@app.command()
+def validate(
+    snapshot: Annotated[Path | None, typer.Option(help="Snapshot file (default: current).")] = None,
+) -> None:
+    """Run the validation suites and print a table; exit 1 when any error rule fails."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ingest.refresh import all_rules
+    from warehouse import validation
+
+    s = _settings()
+    layout = Layout(s.data_path)
+    path = snapshot
+    if path is None:
+        ref = layout.read_current()
+        if ref is None:
+            _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
+            return
+        path = ref.path
+    try:
+        results = validation.run_isolated(path, layout=layout, rules=all_rules())
+    except PerfledgerError as e:
+        _fail(e)
+        return
+    table = Table("severity", "rule", "ok", "rows", title=f"validation of {path.name}")
+    for r in results:
+        table.add_row(r["severity"], r["expectation"], "yes" if r["success"] else "NO",
+                      "" if r["unexpected_count"] is None else str(r["unexpected_count"]))
+    Console(width=160).print(table)
+    errors = [r for r in results if not r["success"] and r["severity"] == "error"]
+    raise typer.Exit(1 if errors else 0)
+
+
+@app.command()
+def export(
+    out: Annotated[Path, typer.Option(help="Directory to write the files and manifest.json to.")],
+    format: Annotated[str, typer.Option(help="parquet or csv.")] = "parquet",
+) -> None:
+    """Write every table and view of the current snapshot, one file each, with a manifest."""
+    from warehouse.export import export as run_export
+
+    ref = Layout(_settings().data_path).read_current()
+    if ref is None:
+        _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
+        return
+    try:
+        manifest = run_export(ref, out, format)
+    except PerfledgerError as e:
+        _fail(e)
+        return
+    typer.echo(f"exported {len(manifest['files'])} tables and views of snapshot "
+               f"{manifest['snapshot_id']} to {out}")
+
+
+@app.command()
+def describe() -> None:
+    """Print the data dictionary: every table and view with its columns and comments."""
+    import duckdb
+
+    from warehouse.catalog import dictionary
+    from warehouse.schema import empty_warehouse
+
+    ref = Layout(_settings().data_path).read_current()
+    con = duckdb.connect(str(ref.path), read_only=True) if ref else empty_warehouse()
+
+    typer.echo(dictionary(con))
+
+
+CALCULATORS = {
+    "decode-bound": "decode", "batch": "batch_tradeoff", "prefill": "prefill", "ridge": "ridge",
+    "grid": "grid",
+}
+PURE = {"speculative": "speculative", "best-gamma": "best_gamma",
+        "tensor-parallel": "tensor_parallel", "kv-transfer": "kv_transfer",
+        "capacity": "capacity_units", "bandwidth-needed": "bandwidth_needed"}
+
+
+def _number(text: str) -> object:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
+
+
+@app.command()
+def calc(
+    name: Annotated[str, typer.Argument(help="decode-bound, batch, prefill, ridge, grid "
+                                        "(warehouse inputs) or speculative, best-gamma, "
+                                        "tensor-parallel, kv-transfer, capacity, "
+                                        "bandwidth-needed (explicit numbers).")],
+    args: Annotated[list[str] | None, typer.Argument(help="key=value inputs, e.g. "
+                                                     "hardware_id=8x-nvidia-h100-sxm.")] = None,
+) -> None:
+    """The bound calculators, the API's /v1/calc twin; prints JSON."""
+    import duckdb
+
+    from warehouse import calc_inputs
+    from warehouse import calculators as pure
+
+    kwargs: dict[str, object] = {}
+    for a in args or []:
+        key, sep, value = a.partition("=")
+        if not sep:
+            _fail(PerfledgerError(f"{a!r}: inputs are key=value"))
+        kwargs[key.replace("-", "_")] = _number(value)
+    try:
+        if name in PURE:
+            if name == "speculative" and "gamma" not in kwargs:
+                name = "best-gamma"
+            out = getattr(pure, PURE[name])(**kwargs)
+        elif name in CALCULATORS:
+            ref = Layout(_settings().data_path).read_current()
+            if ref is None:
+                _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
+                return
+            con = duckdb.connect(str(ref.path), read_only=True)
+            try:
+                defaults = {"decode": {"precision": "fp8", "context": 8192, "batch": 1,
+                                       "efficiency": 1.0, "hardware_id": None, "model_id": None},
+                            "grid": {"precision": "fp8", "context": 8192, "efficiency": 1.0}}
+                fn_name = CALCULATORS[name]
+                out = getattr(calc_inputs, fn_name)(con, **{**defaults.get(fn_name, {}), **kwargs})
+            finally:
+                con.close()
+        else:
+            _fail(PerfledgerError(f"unknown calculator {name!r}; known: "
+                                  f"{', '.join(sorted(set(CALCULATORS) | set(PURE)))}"))
+            return
+    except TypeError as e:
+        _fail(PerfledgerError(f"{name}: {e}"))
+        return
+    except PerfledgerError as e:
+        _fail(e)
+        return
+    typer.echo(json.dumps(out, indent=2, default=str))
+
+
+def main() -> None:
+    """Entry point of the ``perfledger`` script."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    app()
+
+
+if __name__ == "__main__":
+    main()

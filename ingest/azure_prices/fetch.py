@@ -1,0 +1,175 @@
+"""Azure Retail Prices API: walk every page of the GPU VM price list.
+
+``fetch_pages`` follows ``NextPageLink`` page by page (each page's bytes are a ``Raw`` of their
+own, stored in the raw store); a full page that comes back with no next link is continued with
+``$skip`` and said in the notes (a known failure of the API).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import httpx
+import orjson
+
+from ingest.azure_prices.parse import SOURCE
+from ingest.http import DEFAULT_POLICY, Raw, RetryPolicy, fetch_bytes, redact
+from warehouse.exceptions import FetchError
+
+PAGE_SIZE = 100  # the API's page size; a page this full with no next link is suspicious
+PROBE_PAGES = 3  # pages read one by one, and timed, before deciding whether to fetch ahead
+
+
+def build_filter(base: str, regions: list[str]) -> str:
+    """The OData filter: the configured scope, narrowed to regions when any are set."""
+    if not regions:
+        return base
+    either = " or ".join(f"armRegionName eq '{r}'" for r in regions)
+    return f"{base} and ({either})"
+
+
+def _with_params(url: str, params: dict[str, str]) -> str:
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    query.update(params)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), parts.fragment))
+
+
+_SKIP = re.compile(r"([?&](?:\$|%24)skip=)(\d+)(?=&|#|$)", re.IGNORECASE)
+
+
+def _skip_of(url: str) -> int | None:
+    """The ``$skip`` of a page link, when it has exactly one."""
+    found = _SKIP.findall(url)
+    return int(found[0][1]) if len(found) == 1 else None
+
+
+def _with_skip(url: str, skip: int) -> str:
+    """The same link with another ``$skip`` (the server's own spelling kept)."""
+    return _SKIP.sub(lambda m: m.group(1) + str(skip), url, count=1)
+
+
+def _link_and_count(body: bytes) -> tuple[str, int] | None:
+    """``NextPageLink`` and ``Count`` read from the end of a page without building its items.
+
+    The API writes both after ``Items``; ``{`` + the page from the last ``"NextPageLink"`` on is
+    then a JSON object of its own (a key found inside an item would leave that item's closing
+    brackets unmatched, and a quoted name in a string value is escaped). None when the page is
+    not laid out so, or has no next link: the caller parses the whole page.
+    """
+    at = body.rfind(b'"NextPageLink"')
+    if at < 0:
+        return None
+    try:
+        tail = orjson.loads(b"{" + body[at:])
+    except orjson.JSONDecodeError:
+        return None
+    link, count = tail.get("NextPageLink"), tail.get("Count")
+    if isinstance(link, str) and link and isinstance(count, int) and not isinstance(count, bool):
+        return link, count
+    return None
+
+
+def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filter: str,
+                currency: str, policy: RetryPolicy = DEFAULT_POLICY, max_pages: int = 5000,
+                notes: list[str] | None = None, concurrency: int = 1,
+                walk: dict | None = None) -> Iterator[Raw]:
+    """Yield every page of the price list, in order. Raises ``FetchError`` naming the page.
+
+    Pages are whatever ``NextPageLink`` points at. With ``concurrency`` > 1, once a link is
+    seen to be "this link with ``$skip`` = items so far", the next pages' links are predicted
+    (the same link, ``$skip`` moved on by a page) and up to ``concurrency`` of them fetched
+    ahead; a prefetched page is used only when the link actually read from the page before it
+    is the predicted one (else the prefetches are dropped and the real link is followed), so
+    the pages are the ones a sequential walk would read.
+
+    Fetching ahead hides network latency and costs CPU (threads contend for the interpreter).
+    The first ``PROBE_PAGES`` pages are read one by one and timed: only when they spent most
+    of their time waiting (not computing) does the walk fetch ahead; against a server that
+    answers in about the time a page takes to read, it stays one by one. ``walk`` (a dict)
+    receives what was decided and measured. A page's items are not built here: its link and
+    item count are read from its end (``_link_and_count``) when it can be.
+    """
+    notes = notes if notes is not None else []
+    first = _with_params(url, {"api-version": api_version, "$filter": odata_filter,
+                               "currencyCode": currency})
+    next_url: str | None = first
+    seen_items = 0
+    page = 0
+    ahead: deque[tuple[str, Future[Raw]]] = deque()
+    pool: ThreadPoolExecutor | None = None
+    walk = walk if walk is not None else {}
+    walk.update(fetch_ahead=False, waiting_share=None)
+    timed = [0.0, 0.0]  # seconds the one-by-one pages took, and spent waiting in them
+
+    def get(target: str) -> Raw:
+        return fetch_bytes(client, target, source=SOURCE, policy=policy)
+
+    def get_timed(target: str) -> Raw:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        raw = get(target)
+        wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+        timed[0] += wall
+        timed[1] += max(0.0, wall - cpu)
+        return raw
+
+    try:
+        while next_url:
+            page += 1
+            if page > max_pages:
+                raise FetchError(f"{SOURCE}: more than {max_pages} pages; raise max_pages in "
+                                 "sources.toml if the price list really is that long",
+                                 source=SOURCE, url=redact(url))
+            if ahead and ahead[0][0] == next_url:
+                job: Future[Raw] | None = ahead.popleft()[1]
+            else:
+                for _, dropped in ahead:
+                    dropped.cancel()
+                ahead.clear()
+                job = None
+            try:
+                raw = job.result() if job is not None else get_timed(next_url)
+            except FetchError as e:
+                detail = str(e).removeprefix(f"{SOURCE}: ")
+                raise FetchError(f"{SOURCE}: page {page}: {detail}", source=SOURCE, url=e.url,
+                                 page=page) from None
+            yield raw
+            fast = _link_and_count(raw.body)
+            if fast is not None:
+                link: str | None
+                link, count = fast
+            else:
+                try:
+                    body = orjson.loads(raw.body)
+                    count = len(body.get("Items") or [])
+                    link = body.get("NextPageLink")
+                except (ValueError, AttributeError, TypeError):
+                    return  # parse() reports the bad page with its number
+            seen_items += count
+            if link:
+                next_url = link
+            elif count >= PAGE_SIZE:
+                notes.append(f"page {page} was full ({count} items) but NextPageLink was "
+                             f"empty; continued with $skip={seen_items}")
+                next_url = _with_params(first, {"$skip": str(seen_items)})
+            else:
+                next_url = None
+            if page == PROBE_PAGES and concurrency > 1 and timed[0] > 0:
+                walk["waiting_share"] = round(timed[1] / timed[0], 3)
+                if timed[1] > timed[0] / 2:
+                    walk["fetch_ahead"] = True
+                    pool = ThreadPoolExecutor(concurrency)
+            if pool is not None and next_url and count and _skip_of(next_url) == seen_items:
+                skip = seen_items + count * len(ahead)
+                while len(ahead) < concurrency:
+                    target = _with_skip(next_url, skip)
+                    ahead.append((target, pool.submit(get, target)))
+                    skip += count
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,152 @@
+"""Load the Azure price list into ``azure_price``: every page or nothing, prices versioned."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+
+from pydantic import Field
+
+from ingest.azure_prices.fetch import build_filter, fetch_pages
+from ingest.azure_prices.parse import PARSER_VERSION, SOURCE, parse
+from ingest.context import LoadContext, SourceConfig
+from ingest.http import Raw
+from warehouse.db import insert_rows, scalar
+from warehouse.exceptions import ParseError
+
+DEFAULT_URL = "https://prices.azure.com/api/retail/prices"
+DEFAULT_FILTER = "serviceName eq 'Virtual Machines' and startswith(armSkuName, 'Standard_N')"
+
+
+class AzureConfig(SourceConfig):
+    """Azure Retail Prices API scope."""
+
+    url: str = DEFAULT_URL
+    api_version: str = "2023-01-01-preview"
+    currency: str = "USD"
+    filter: str = DEFAULT_FILTER
+    regions: list[str] = Field(default_factory=list)
+    max_pages: int = Field(5000, ge=1)
+    # Pages fetched at once when pages mostly wait on the network (predicted from
+    # NextPageLink's $skip; 1 = strictly one by one).
+    concurrency: int = Field(4, ge=1, le=16)
+
+
+def load(ctx: LoadContext) -> None:
+    """Every GPU VM price page; prices versioned (a change closes the old version and opens a
+    new one, an item that disappears is marked unlisted). All pages or nothing.
+
+    Two passes: every page is fetched and stored first; when the pages are byte-for-byte the
+    ones the current rows were built from (``source_state``), nothing is parsed. Otherwise the
+    stored pages are parsed one at a time into a work table and the versions are computed in
+    SQL, so memory does not grow with the price list.
+    """
+    cfg = ctx.config
+    assert isinstance(cfg, AzureConfig)
+    url = ctx.resolve(cfg.url)
+    observed = datetime.now(UTC)
+    notes: list[str] = []
+    walk: dict = {}
+    pages: list[tuple[str, str]] = []  # (sha256, source snapshot id), in page order
+    with ctx.fetching():
+        for raw in fetch_pages(
+                ctx.client, url, api_version=cfg.api_version, currency=cfg.currency,
+                odata_filter=build_filter(cfg.filter, cfg.regions), policy=ctx.policy,
+                max_pages=cfg.max_pages, notes=notes, concurrency=cfg.concurrency, walk=walk):
+            sid = ctx.record(raw, kind="azure_page", label=f"page {len(pages) + 1}",
+                             parser_version=PARSER_VERSION, defer=True)
+            pages.append((raw.sha256, sid))
+    ctx.outcome.warnings.extend(notes)
+    digest = hashlib.sha256("\n".join([PARSER_VERSION, *(sha for sha, _ in pages)])
+                            .encode()).hexdigest()
+    ctx.outcome.details.update(pages=len(pages), digest=digest, notes=notes, walk=walk)
+    if scalar(ctx.reader, "SELECT digest FROM source_state WHERE source = ?",
+              [SOURCE]) == digest:
+        ctx.discard_snapshots()  # the run that stored this digest recorded these pages
+        ctx.outcome.details["parsed"] = False
+        ctx.outcome.status = "unchanged"
+        return
+    ctx.outcome.details["parsed"] = True
+    ctx.flush_snapshots()
+    ctx.changing()
+
+    def rows():
+        order = 0
+        for number, (sha, sid) in enumerate(pages, start=1):
+            raw = Raw(source=SOURCE, url=url, body=ctx.layout.raw_path(sha).read_bytes(),
+                      fetched_at=observed)
+            for row in parse(raw, page=number, snapshot_id=sid, observed_at=observed):
+                if row["currency"] != cfg.currency:
+                    raise ParseError(f"azure_prices: page {number}: {row['arm_sku_name']} is "
+                                     f"priced in {row['currency']}, not the configured "
+                                     f"{cfg.currency}", source=SOURCE)
+                row["ord"] = order
+                order += 1
+                yield row
+
+    con = ctx.con
+    con.execute("CREATE OR REPLACE TEMP TABLE _azure_read AS "
+                "SELECT *, 0::BIGINT AS ord FROM azure_price LIMIT 0")
+    parsed = insert_rows(con, "_azure_read", rows(), batch=5_000)
+    items = scalar(con, "SELECT count(DISTINCT price_key) FROM _azure_read")
+    open_count = scalar(con, "SELECT count(*) FROM azure_price WHERE valid_to IS NULL")
+    ctx.outcome.details.update(items=items, duplicates_skipped=parsed - items)
+    ctx.check_shrink("azure_prices", open_count, items)
+
+    # Per item (the first occurrence of a price key wins: the API repeats an item across pages
+    # at times): same as its open version, changed, or new. A changed price opens at its
+    # effective start when that is later than the open version's start, else when observed; a
+    # new (or re-listed) item opens at its effective start, but never before its last version
+    # closed, so windows never overlap. Only keys are kept here; rows stay in _azure_read.
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE _azure_diff AS
+        SELECT n.ord, n.price_key, c.id AS open_id,
+               CASE WHEN c.id IS NULL THEN 'new'
+                    WHEN (c.retail_price, c.unit_price, c.effective_start)
+                         = (n.retail_price, n.unit_price, n.effective_start) THEN 'same'
+                    ELSE 'changed' END AS change,
+               CASE WHEN c.id IS NULL THEN greatest(n.effective_start, coalesce(p.last_end, n.effective_start))
+                    WHEN n.effective_start > c.valid_from THEN n.effective_start
+                    ELSE $observed END AS valid_from
+        FROM (SELECT ord, price_key, retail_price, unit_price, effective_start FROM _azure_read
+              QUALIFY row_number() OVER (PARTITION BY price_key ORDER BY ord) = 1) n
+        LEFT JOIN azure_price c ON c.price_key = n.price_key AND c.valid_to IS NULL
+        LEFT JOIN (SELECT price_key, max(valid_to) AS last_end FROM azure_price
+                   WHERE valid_to IS NOT NULL GROUP BY price_key) p ON p.price_key = n.price_key
+    """, {"observed": observed})
+    counts = dict(con.execute("SELECT change, count(*) FROM _azure_diff GROUP BY 1").fetchall())
+    [gone] = con.execute(  # an UPDATE answers with the number of rows it changed
+        "UPDATE azure_price SET valid_to = $observed, listed = false "
+        "WHERE valid_to IS NULL AND price_key NOT IN (SELECT price_key FROM _azure_diff)",
+        {"observed": observed}).fetchone() or (0,)
+    con.execute("UPDATE azure_price SET valid_to = d.valid_from, listed = true FROM _azure_diff d "
+                "WHERE azure_price.id = d.open_id AND d.change = 'changed'")
+    con.execute("UPDATE azure_price SET last_seen_at = $observed WHERE id IN "
+                "(SELECT open_id FROM _azure_diff WHERE change = 'same')", {"observed": observed})
+    # Version id: the item's content id and the version's start (epoch microseconds).
+    con.execute("""
+        INSERT INTO azure_price BY NAME
+        SELECT n.* EXCLUDE (ord) REPLACE (
+                   left(sha256(n.id || chr(31) || epoch_us(d.valid_from)::VARCHAR), 16) AS id,
+                   d.valid_from AS valid_from)
+        FROM _azure_read n JOIN _azure_diff d USING (ord)
+        WHERE d.change IN ('new', 'changed')
+    """)
+    con.execute("DROP TABLE _azure_read")
+    con.execute("DROP TABLE _azure_diff")
+
+    unmapped = [r[0] for r in con.execute(
+        "SELECT DISTINCT arm_sku_name FROM azure_price WHERE valid_to IS NULL AND arm_sku_name NOT IN "
+        "(SELECT alias FROM accelerator_alias WHERE kind = 'azure_sku') ORDER BY 1").fetchall()]
+    ctx.outcome.details["unmapped_skus"] = {"count": len(unmapped), "names": unmapped}
+    if unmapped:
+        ctx.outcome.warnings.append(f"azure_prices: {len(unmapped)} GPU VM size(s) not mapped to "
+                                    f"an accelerator: {', '.join(unmapped[:20])}"
+                                    + (" …" if len(unmapped) > 20 else ""))
+    inserted = counts.get("new", 0) + counts.get("changed", 0)
+    ctx.outcome.details.update(new_versions=inserted, closed_versions=counts.get("changed", 0),
+                               delisted=gone, unchanged=counts.get("same", 0))
+    con.execute("INSERT OR REPLACE INTO source_state VALUES (?, ?, ?, ?)",
+                [SOURCE, digest, len(pages), observed])
+    ctx.outcome.rows = inserted + counts.get("changed", 0) + gone
+    ctx.outcome.status = "updated" if ctx.outcome.rows else "unchanged"

@@ -1,0 +1,191 @@
+"""The contract between the refresh pipeline and each source.
+
+A source is one folder under ``ingest/`` whose ``__init__`` exposes ``SPEC``, a ``SourceSpec``:
+its name, its ``sources.toml`` section (a pydantic model), its ``load`` function, its validation
+rules and, optionally, a ``finish`` step run on the staged snapshot once every source has loaded.
+``load`` receives a ``LoadContext`` (staging connection, HTTP client, its own settings) and fills
+its ``SourceOutcome``; it raises a ``PerfledgerError`` to fail its source, and the refresh rolls
+back that source's changes, so its last good rows stay in the new snapshot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import httpx
+from pydantic import BaseModel, ConfigDict
+
+from ingest.http import Raw, RetryPolicy, fetch_bytes, redact, resolve_url
+from warehouse.db import fetch_dicts, insert_rows, scalar
+from warehouse.exceptions import PerfledgerError, ShrinkError
+from warehouse.staging import Staging
+from warehouse.store import Layout
+from warehouse.suites import Rule
+
+
+class SourceConfig(BaseModel):
+    """Base of every ``sources.toml`` section: unknown keys are an error, and ``enabled``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+
+
+@dataclass
+class SourceOutcome:
+    """What happened to one source in one refresh."""
+
+    source: str
+    status: str = "pending"  # while loading; then updated, unchanged or failed
+    rows: int = 0
+    bytes_fetched: int = 0
+    seconds: float = 0.0
+    fetch_seconds: float = 0.0  # of ``seconds``: reading the source (and storing its bytes)
+    message: str = ""
+    warnings: list[str] = field(default_factory=list)
+    details: dict = field(default_factory=dict)
+    error: dict | None = None  # a failed source: error type, retryable, context (URLs redacted)
+
+    def fail(self, e: BaseException) -> None:
+        """Mark the source failed by ``e``; a project error keeps its type, whether a retry may
+        help, and its context (source, URL, line, field)."""
+        self.status = "failed"
+        if isinstance(e, PerfledgerError):
+            self.message = str(e)
+            context = {k: redact(v) if k == "url" and isinstance(v, str) else v
+                       for k, v in e.context.items()}
+            self.error = {"type": type(e).__name__, "retryable": e.retryable, **context}
+        else:
+            self.message = f"{type(e).__name__}: {e}"
+            self.error = {"type": type(e).__name__, "retryable": False}
+
+    def as_dict(self) -> dict:
+        """JSON-ready form for the run record."""
+        return {"source": self.source, "status": self.status, "rows": self.rows,
+                "bytes_fetched": self.bytes_fetched, "seconds": round(self.seconds, 3),
+                "fetch_seconds": round(self.fetch_seconds, 3),
+                "message": self.message, "warnings": self.warnings, "details": self.details,
+                "error": self.error}
+
+
+@dataclass
+class LoadContext:
+    """Everything a loader needs; nothing global."""
+
+    stage: Staging
+    client: httpx.Client
+    layout: Layout
+    config: SourceConfig
+    base_dir: Path
+    policy: RetryPolicy
+    outcome: SourceOutcome
+    shrink_ratio: float = 0.5
+    accept_shrink: bool = False
+    today: str = ""
+    changing: Callable[[], None] = lambda: None  # a loader calls it once it knows rows will change
+    _pending: list[dict] = field(default_factory=list)
+
+    def resolve(self, url: str) -> str:
+        """A configured URL, relative plain paths made absolute against the sources file."""
+        return resolve_url(self.base_dir, url)
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The staging connection, for writes (the first use stages a copy of the current
+        snapshot) and for reads after a write."""
+        return self.stage.connection()
+
+    @property
+    def reader(self) -> duckdb.DuckDBPyConnection:
+        """For reading the previous state before deciding to write: staging once open, else
+        the current snapshot, read-only."""
+        return self.stage.reader()
+
+    @contextmanager
+    def fetching(self) -> Iterator[None]:
+        """Time a fetch: the source's seconds are reported as fetching and the rest."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.outcome.fetch_seconds += time.perf_counter() - started
+
+    def fetch(self, url: str, source: str, prev: dict | None) -> Raw:
+        """GET one URL (or read one file) as ``source``, conditionally on ``prev``'s ETag /
+        Last-Modified, timed as fetching."""
+        with self.fetching():
+            return fetch_bytes(self.client, url, source=source, policy=self.policy,
+                               etag=prev["etag"] if prev else None,
+                               last_modified=prev["last_modified"] if prev else None)
+
+    def previous(self, source: str, label: str | None) -> dict | None:
+        """The latest source snapshot recorded for this source and label."""
+        rows = fetch_dicts(
+            self.reader,
+            "SELECT * FROM source_snapshot WHERE source = ? AND label IS NOT DISTINCT FROM ? "
+            "ORDER BY fetched_at DESC LIMIT 1", [source, label])
+        return rows[0] if rows else None
+
+    def record(self, raw: Raw, *, kind: str, label: str | None, parser_version: str,
+               defer: bool = False) -> str:
+        """Save the raw bytes, record the source snapshot, return its id. With ``defer`` the
+        row is queued and written by ``flush_snapshots`` (one bulk insert for many pages; its
+        URL is redacted then, as most queued rows are dropped unwritten)."""
+        sha = raw.sha256
+        snapshot_id = hashlib.sha256(
+            f"{raw.source}\x1f{label}\x1f{sha}".encode()).hexdigest()[:16]
+        raw_path = self.layout.save_raw(raw.body, sha)
+        self.outcome.bytes_fetched += len(raw.body)
+        row = {"id": snapshot_id, "source": raw.source, "kind": kind, "label": label,
+               "url": raw.url if defer else redact(raw.url), "fetched_at": raw.fetched_at, "sha256": sha,
+               "byte_size": len(raw.body), "etag": raw.etag, "last_modified": raw.last_modified,
+               "parser_version": parser_version, "raw_path": raw_path}
+        if defer:
+            self._pending.append(row)
+        elif not scalar(self.con, "SELECT count(*) FROM source_snapshot WHERE id = ?",
+                        [snapshot_id]):
+            insert_rows(self.con, "source_snapshot", [row])
+        return snapshot_id
+
+    def flush_snapshots(self) -> None:
+        """Write the queued source snapshot rows that are not recorded yet."""
+        if not self._pending:
+            return
+        ids = [r["id"] for r in self._pending]
+        known = {r[0] for r in self.con.execute(
+            "SELECT id FROM source_snapshot WHERE id IN (SELECT unnest(?::VARCHAR[]))",
+            [ids]).fetchall()}
+        fresh = {r["id"]: {**r, "url": redact(r["url"])} for r in self._pending
+                 if r["id"] not in known}
+        insert_rows(self.con, "source_snapshot", fresh.values())
+        self._pending.clear()
+
+    def discard_snapshots(self) -> None:
+        """Forget the queued source snapshot rows (their source turned out unchanged)."""
+        self._pending.clear()
+
+    def check_shrink(self, what: str, old: int, new: int) -> None:
+        """Refuse a source that suddenly returns far fewer rows (unless accepted)."""
+        if old and new < old * self.shrink_ratio and not self.accept_shrink:
+            raise ShrinkError(
+                f"{what}: {new} rows where the last good refresh had {old} "
+                f"(fewer than {self.shrink_ratio:.0%}); looks like a broken source — "
+                "rerun with --accept-shrink if it is real")
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """What the refresh pipeline needs to know about one source (one registry line)."""
+
+    name: str
+    config: type[SourceConfig]
+    load: Callable[[LoadContext], None]
+    rules: Callable[[], list[Rule]]
+    finish: Callable[[duckdb.DuckDBPyConnection], dict] | None = None
+    doc: str = ""

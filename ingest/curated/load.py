@@ -1,0 +1,72 @@
+"""Load the curated files into their tables; keep edited and withdrawn claims' history."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ingest.context import LoadContext, SourceConfig
+from ingest.curated.parse import PARSER_VERSION, SOURCE, check_file, read_files, rows
+from warehouse.db import fetch_dicts, insert_rows, scalar
+
+TABLES = ("claim", "hardware", "hardware_spec", "model_shape", "accelerator_alias")
+
+
+class CuratedConfig(SourceConfig):
+    """Curated files reviewed like code (claims, hardware, models, aliases)."""
+
+    dir: str = "data"
+
+
+def load(ctx: LoadContext) -> None:
+    """The curated files: all checked first; any bad file fails the source and loads nothing."""
+    cfg = ctx.config
+    assert isinstance(cfg, CuratedConfig)
+    directory = Path(ctx.resolve(cfg.dir))
+    with ctx.fetching():
+        raws = read_files(directory)
+    unchanged = all((p := ctx.previous(SOURCE, Path(r.url).name)) and p["sha256"] == r.sha256
+                    for r in raws)
+    ctx.outcome.details["files"] = {Path(r.url).name: r.sha256[:12] for r in raws}
+    if unchanged:
+        ctx.outcome.status = "unchanged"
+        return
+    parsed = {Path(r.url).name: check_file(r) for r in raws}
+    snapshots = {Path(r.url).name: ctx.record(r, kind="curated_file", label=Path(r.url).name,
+                                              parser_version=PARSER_VERSION)
+                 for r in raws}
+    tables = rows(parsed, snapshots)
+    _keep_claim_history(ctx, tables["claim"])
+    for table in TABLES:
+        old = scalar(ctx.con, f"SELECT count(*) FROM {table}")  # noqa: S608
+        ctx.check_shrink(f"curated {table}", old, len(tables[table]))
+        ctx.con.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+        insert_rows(ctx.con, table, tables[table])
+    ctx.outcome.rows = sum(len(v) for v in tables.values())
+    ctx.outcome.status = "updated"
+
+
+def _keep_claim_history(ctx: LoadContext, new_claims: list[dict]) -> None:
+    """Before claims are replaced: keep each edited claim's old version and each withdrawn
+    claim, with the dates, in claim_history."""
+    compared = ("vendor", "product", "model", "metric", "value", "unit", "evidence", "claimed_on",
+                "checked_on", "source_url", "quote", "conditions", "accelerator_id", "note")
+    new = {c["id"]: c for c in new_claims}
+    now = datetime.now(UTC)
+    history = []
+    for old in fetch_dicts(ctx.con, "SELECT c.*, s.fetched_at AS _fetched FROM claim c "
+                                    "LEFT JOIN source_snapshot s ON s.id = c.source_snapshot_id"):
+        fresh = new.get(old["id"])
+        if fresh is not None and all(str(fresh[k]) == str(old[k]) for k in compared):
+            continue
+        fetched = old.pop("_fetched")
+        history.append({
+            "id": f"{old['id']}@{now.isoformat()}", "claim_id": old["id"],
+            "status": "withdrawn" if fresh is None else "edited", "valid_from": fetched,
+            "valid_to": now, "value": old["value"], "evidence": old["evidence"],
+            "claimed_on": old["claimed_on"], "checked_on": old["checked_on"],
+            "version": json.dumps(old, default=str), "source_snapshot_id": old["source_snapshot_id"]})
+    insert_rows(ctx.con, "claim_history", history)
+    ctx.outcome.details["claims_edited"] = sum(h["status"] == "edited" for h in history)
+    ctx.outcome.details["claims_withdrawn"] = sum(h["status"] == "withdrawn" for h in history)

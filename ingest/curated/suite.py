@@ -1,0 +1,26 @@
+"""Claims, specs, model shapes: dated, sourced over https, positive."""
+
+from __future__ import annotations
+
+from warehouse.suites import Rule, rows
+
+
+def rules() -> list[Rule]:
+    """The rules of this source's tables."""
+    out: list[Rule] = []
+    for table in ("claim", "hardware_spec", "model_shape"):
+        out.append(rows(f"{table}: source URL is https (assumptions may cite a project document)",
+                        table, "SELECT id, source_url FROM {batch} WHERE source_url NOT LIKE "
+                        "'https://%' AND NOT (evidence = 'assumption' AND source_url LIKE "
+                        "'document:%')"))
+    out += [
+        rows("claim: claimed_on <= checked_on <= today", "claim",
+             "SELECT id, claimed_on, checked_on FROM {batch} WHERE claimed_on > checked_on "
+             "OR checked_on > current_date"),
+        rows("claim: value is positive", "claim", "SELECT id, value FROM {batch} WHERE NOT value > 0"),
+        rows("hardware_spec: value is positive", "hardware_spec",
+             "SELECT id, value FROM {batch} WHERE NOT value > 0"),
+        rows("hardware_spec: checked_on is not in the future", "hardware_spec",
+             "SELECT id, checked_on FROM {batch} WHERE checked_on > current_date"),
+    ]
+    return out

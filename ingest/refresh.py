@@ -1,0 +1,261 @@
+"""One refresh: lock → load each source → derive → validate → publish.
+
+The first source that writes stages a copy of the current snapshot (``Staging``); a run in
+which no source changes never copies it. A source that fails is rolled back inside the staging
+file, so its last good rows are carried into the new snapshot and the run says it is stale.
+Nothing is published when no source changed, or when validation reports an error. The current
+snapshot is never written to.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import duckdb
+import httpx
+
+from ingest.config import load_sources
+from ingest.context import LoadContext, SourceOutcome
+from ingest.http import RetryPolicy, make_client
+from ingest.registry import SOURCES
+from warehouse import derived, validation
+from warehouse.db import insert_rows
+from warehouse.exceptions import ConfigError, PerfledgerError, SnapshotError
+from warehouse.settings import Settings
+from warehouse.staging import Staging
+from warehouse.store import Layout, RefreshLock
+from warehouse.suites import Rule, core_rules
+
+log = logging.getLogger("perfledger.refresh")
+
+
+def all_rules() -> list[Rule]:
+    """Every validation rule: the core suites (provenance, derived) and each source's own."""
+    rules = core_rules()
+    for spec in SOURCES:
+        rules.extend(spec.rules())
+    return rules
+
+
+@dataclass
+class RunReport:
+    """The outcome of one refresh, as recorded in runs/ and the refresh_run table."""
+
+    id: str
+    started_at: datetime
+    status: str = "running"
+    snapshot_id: str | None = None
+    finished_at: datetime | None = None
+    message: str = ""
+    sources: list[SourceOutcome] = field(default_factory=list)
+    stages: dict[str, float] = field(default_factory=dict)
+    validation: list[dict] = field(default_factory=list)
+    coverage: dict = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when published or unchanged; 1 when any source failed or validation rejected."""
+        return 0 if self.status in ("published", "unchanged") else 1
+
+    def as_dict(self) -> dict:
+        """JSON-ready form."""
+        return {
+            "id": self.id, "started_at": self.started_at.isoformat(),
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+            "status": self.status, "snapshot_id": self.snapshot_id, "message": self.message,
+            "sources": [s.as_dict() for s in self.sources], "stages": self.stages,
+            "validation": self.validation, "coverage": self.coverage,
+        }
+
+    def summary_lines(self) -> list[str]:
+        """One line per source and one for the run: what a scheduler's log should show."""
+        lines = [f"{s.source}: {s.status}"
+                 + (f", {s.rows} rows" if s.rows else "")
+                 + (f" — {s.message}" if s.message else "") for s in self.sources]
+        lines.append(f"refresh {self.id}: {self.status}"
+                     + (f", snapshot {self.snapshot_id}" if self.snapshot_id else "")
+                     + (f" — {self.message}" if self.message else ""))
+        return lines
+
+
+def new_id() -> str:
+    """A sortable unique id: UTC time and a random suffix."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(3)
+
+
+def _check_disk(layout: Layout, min_free_mb: int) -> None:
+    need = min_free_mb * 2**20
+    current = layout.read_current()
+    if current is not None and current.path.exists():
+        need += 2 * current.path.stat().st_size
+    free = shutil.disk_usage(layout.root).free
+    if free < need:
+        raise SnapshotError(f"not enough free disk in {layout.root}: {free // 2**20} MiB free, "
+                            f"{need // 2**20} MiB needed for a new snapshot")
+
+
+def refresh(
+    settings: Settings,
+    *,
+    only: list[str] | None = None,
+    accept_shrink: bool = False,
+    client: httpx.Client | None = None,
+    on_event: Callable[[str, str], None] | None = None,
+) -> RunReport:
+    """Run one refresh and return its report (also written to ``runs/``).
+
+    Raises ``RefreshLocked`` if another refresh holds the lock, ``ConfigError`` for a bad
+    sources file. Source failures and validation rejections are reported, not raised.
+    """
+    layout = Layout(settings.data_path)
+    layout.ensure()
+    sources = load_sources(settings.sources)
+    selected = [spec for spec in SOURCES if sources[spec.name].enabled
+                and (not only or spec.name in only)]
+    unknown = set(only or []) - set(sources.names)
+    if unknown:
+        raise ConfigError(f"unknown source(s): {', '.join(sorted(unknown))}; "
+                          f"known: {', '.join(sources.names)}")
+    emit = on_event or (lambda kind, text: log.info("%s %s", kind, text))
+    own_client = client is None
+    client = client or make_client(settings.http_timeout)
+    policy = RetryPolicy(settings.http_retries, settings.http_backoff, settings.http_max_wait)
+
+    with RefreshLock(layout):
+        report = RunReport(id=new_id(), started_at=datetime.now(UTC))
+        for p in layout.clean_partials():
+            emit("cleanup", f"removed partial file {p.name} left by an interrupted refresh")
+        stage = Staging(layout, report.id, settings.refresh_memory_mb,
+                        on_open=lambda: emit("stage", f"staging snapshot {report.id}"))
+        try:
+            _check_disk(layout, settings.min_free_mb)
+            snapshot_id = report.id
+            today = datetime.now(UTC).date().isoformat()
+            for spec in selected:
+                name = spec.name
+                outcome = SourceOutcome(name)
+                report.sources.append(outcome)
+                emit("source", f"{name}: fetching")
+                ctx = LoadContext(stage=stage, client=client, layout=layout,
+                                  config=sources[name], base_dir=sources.base_dir, policy=policy,
+                                  outcome=outcome, shrink_ratio=settings.shrink_ratio,
+                                  accept_shrink=accept_shrink, today=today,
+                                  changing=validation.prewarm)
+                t = time.perf_counter()
+                stage.begin()
+                try:
+                    spec.load(ctx)
+                    if outcome.status == "pending":  # returned without a change to report
+                        outcome.status = "unchanged"
+                    stage.commit()
+                except PerfledgerError as e:
+                    stage.rollback()
+                    outcome.fail(e)
+                except BaseException as e:
+                    stage.rollback()
+                    outcome.fail(e)
+                    raise
+                finally:
+                    outcome.seconds = time.perf_counter() - t
+                if outcome.status == "updated":
+                    validation.prewarm()  # GX's import overlaps the sources still loading
+                emit("source", f"{name}: {outcome.status}"
+                     + (f" — {outcome.message}" if outcome.message else ""))
+            if stage.opened:
+                report.stages["stage"] = stage.seconds
+            failed = [o for o in report.sources if o.status == "failed"]
+            changed = [o for o in report.sources if o.status == "updated"]
+            layout.sync_raw()
+            if not changed:
+                stage.discard()
+                report.status = "failed" if failed else "unchanged"
+                report.message = ("; ".join(f"{o.source}: {o.message}" for o in failed)
+                                  if failed else "no source changed; nothing published")
+                return _finish(layout, report)
+
+            t = time.perf_counter()
+            emit("derive", "normalising accelerators and installing derived views")
+            con = stage.connection()
+            for spec in SOURCES:
+                if spec.finish is not None:
+                    report.coverage.update(spec.finish(con))
+            derived.install(con)
+            con.execute("CHECKPOINT")
+            staging = stage.close()
+            assert staging is not None
+            report.stages["derive"] = time.perf_counter() - t
+
+            t = time.perf_counter()
+            emit("validate", "running the validation suites")
+            report.validation = validation.run_isolated(staging, layout=layout, run_id=report.id,
+                                                        rules=all_rules())
+            report.stages["validate"] = time.perf_counter() - t
+            errors = [v for v in report.validation if not v["success"] and v["severity"] == "error"]
+            if errors:
+                stage.discard()
+                report.status = "rejected"
+                report.message = "validation failed: " + "; ".join(
+                    f"{v['expectation']} ({v['unexpected_count']} row(s))"
+                    if v["unexpected_count"] is not None else f"{v['expectation']} ({v['sample']})"
+                    for v in errors)
+                return _finish(layout, report)
+
+            t = time.perf_counter()
+            report.status = "partial" if failed else "published"
+            report.snapshot_id = snapshot_id
+            report.message = ("; ".join(f"{o.source} failed, kept its last good data: {o.message}"
+                                        for o in failed))
+            report.finished_at = datetime.now(UTC)
+            con = duckdb.connect(str(staging))
+            _record_run(con, layout, report)
+            con.execute("CHECKPOINT")
+            con.close()
+            emit("publish", f"publishing snapshot {snapshot_id}")
+            layout.publish(staging, snapshot_id)
+            stage.path = None  # published: no longer ours to delete
+            for p in layout.prune(settings.retention_count, settings.retention_days):
+                emit("prune", f"removed old snapshot {p.name}")
+            report.stages["publish"] = time.perf_counter() - t
+            return _finish(layout, report)
+        except BaseException as e:
+            stage.discard()
+            if report.status in ("running",):
+                report.status = "failed"
+                report.message = f"{type(e).__name__}: {e}"
+                _finish(layout, report)
+            raise
+        finally:
+            if own_client:
+                client.close()
+
+
+def _record_run(con: duckdb.DuckDBPyConnection, layout: Layout, report: RunReport) -> None:
+    """Write the run history (journal + this run) and this run's validation into the snapshot."""
+    con.execute("DELETE FROM refresh_run")
+    runs = [_run_row(r) for r in layout.read_runs()] + [_run_row(report.as_dict())]
+    insert_rows(con, "refresh_run", {r["id"]: r for r in runs}.values())
+    con.execute("DELETE FROM validation_result")
+    insert_rows(con, "validation_result", [
+        {**v, "id": f"{report.id}:{v['expectation']}", "run_id": report.id}
+        for v in report.validation])
+
+
+def _run_row(run: dict) -> dict:
+    return {"id": run["id"], "started_at": run["started_at"], "finished_at": run["finished_at"],
+            "status": run["status"], "snapshot_id": run["snapshot_id"],
+            "outcome": json.dumps(run["sources"]), "message": run["message"]}
+
+
+def _finish(layout: Layout, report: RunReport) -> RunReport:
+    report.finished_at = report.finished_at or datetime.now(UTC)
+    layout.write_run(report.as_dict())
+    log.info("refresh %s finished: %s (pid %s)", report.id, report.status, os.getpid())
+    return report

@@ -1,0 +1,56 @@
+"""Curated files and rules through a refresh: a bad file publishes nothing new."""
+
+from __future__ import annotations
+
+import shutil
+
+import yaml
+
+from ingest.refresh import refresh
+from tests.conftest import full_sources, make_settings
+from tests.helpers import REPO
+from warehouse.store import Layout
+
+
+def test_bad_claims_file_publishes_nothing_new(full_copy, client_for, tmp_path):
+    tmp, _ = full_copy
+    data = tmp / "data"
+    shutil.copytree(REPO / "data", data)
+    doc = yaml.safe_load((data / "claims.yaml").read_text())
+    doc["claims"][0]["evidence"] = "measured"
+    (data / "claims.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    settings = make_settings(tmp, full_sources(tmp / "sources.toml", curated=f'dir = "{data}"'))
+    client = client_for(settings)
+    before = client.get("/v1/claims?limit=1000").json()
+    current = Layout(settings.data_path).read_current()
+
+    report = refresh(settings)
+
+    assert report.exit_code == 1
+    [cur] = [s for s in report.sources if s.source == "curated"]
+    assert cur.status == "failed"
+    assert "claims.yaml: claims[0] (id nvidia-gb200-nvl72-30x-realtime).evidence" in cur.message
+    assert Layout(settings.data_path).read_current() == current
+    assert client.get("/v1/claims?limit=1000").json() == before
+
+
+def test_edited_claim_is_published_with_new_source_bytes(full_copy, client_for):
+    tmp, _ = full_copy
+    data = tmp / "data"
+    shutil.copytree(REPO / "data", data)
+    text = (data / "claims.yaml").read_text().replace("value: 969\n", "value: 970\n")
+    (data / "claims.yaml").write_text(text)
+    settings = make_settings(tmp, full_sources(tmp / "sources.toml", curated=f'dir = "{data}"'))
+    report = refresh(settings)
+    assert report.status == "published", report.message
+    row = client_for(settings).get("/v1/claims/cerebras-llama3.1-405b-969").json()
+    assert row["row"]["value"] == 970
+    import hashlib
+    assert row["source"]["sha256"] == hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_refresh_reports_alias_coverage(full_warehouse):
+    runs = Layout(full_warehouse / "var").read_runs()
+    coverage = runs[-1]["coverage"]
+    assert coverage["rows_with_accelerator"] == coverage["rows_mapped"] == 449
+    assert coverage["unmapped_names"] == []

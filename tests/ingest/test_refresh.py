@@ -1,0 +1,171 @@
+"""Refresh end to end against a real local HTTP server: publish, unchanged, and faults that
+must leave the previous snapshot serving unchanged."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+
+import duckdb
+import pytest
+
+from ingest.refresh import refresh
+from tests.conftest import make_settings, write_sources
+from tests.helpers import Reply, copy_data_dir
+from warehouse.store import Layout
+
+
+def served_rows(client) -> list[dict]:
+    rows, url = [], "/v1/results?limit=1000"
+    while url:
+        body = client.get(url).json()
+        rows += body["rows"]
+        url = body["next"]
+    return rows
+
+
+@pytest.fixture
+def published(http_published, server, tmp_path):
+    """A private copy of a warehouse published from the real CSV served over HTTP."""
+    src, body = http_published
+    copy_data_dir(src / "var", tmp_path / "var")
+    server.files["/summary.csv"] = body
+    return make_settings(tmp_path, src / "sources.toml"), body
+
+
+def test_refresh_over_http_publishes_every_row_with_its_source(published, client_for):
+    settings, body = published
+    client = client_for(settings)
+    rows = served_rows(client)
+    assert len(rows) == 492
+    sha = hashlib.sha256(body).hexdigest()
+    assert {r["source_sha256"] for r in rows} == {sha}
+    assert {r["evidence"] for r in rows} == {"measured"}
+    raw = Layout(settings.data_path).raw_path(sha)
+    assert raw.read_bytes() == body
+
+
+def test_second_refresh_is_unchanged_and_conditional(published, server):
+    settings, _ = published
+    layout = Layout(settings.data_path)
+    before = layout.read_current()
+    report = refresh(settings)
+    assert report.status == "unchanged" and report.exit_code == 0
+    assert report.sources[0].details["v6.1"]["status"] == "unchanged (304)"
+    second = server.hits("/summary.csv")[-1]
+    assert second.headers.get("if-none-match")
+    assert layout.read_current() == before
+    assert len(list(layout.snapshots.glob("*.duckdb"))) == 1
+
+
+def test_same_bytes_without_etag_is_unchanged_too(published, server):
+    settings, body = published
+    server.files.pop("/summary.csv")
+    server.handlers["/summary.csv"] = lambda req: Reply(200, body)
+    report = refresh(settings)
+    assert report.status == "unchanged"
+    assert report.sources[0].details["v6.1"]["status"] == "unchanged (same sha256)"
+
+
+def test_500_then_200_is_retried_and_published(published, server):
+    settings, body = published
+    changed = body.replace(b'"240274.0"', b'"240275.0"')
+    server.scripts["/summary.csv"].extend([Reply(500), Reply(200, changed)])
+    report = refresh(settings)
+    assert report.status == "published", report.message
+    con = duckdb.connect(str(Layout(settings.data_path).read_current().path), read_only=True)
+    assert con.execute("SELECT count(*) FROM mlperf_result WHERE result = 240275").fetchone()[0] == 1
+    con.close()
+
+
+def _garbage(body: bytes) -> bytes:
+    lines = body.split(b"\n")
+    lines[10] = b'"NVIDIA","available",garbage'
+    return b"\n".join(lines)
+
+
+def _drop_column(body: bytes) -> bytes:
+    text = body.decode()
+    return text.replace("Units,", "Unitz,", 1).encode()
+
+
+FAULTS = {
+    "always 500": (lambda body: [Reply(500)] * 3, "HTTP 500 after 3 attempt"),
+    "truncated body": (lambda body: [Reply(200, body, truncate=len(body) // 2)] * 3,
+                       "failed after 3 attempt"),
+    "truncated file": (lambda body: [Reply(200, body[: len(body) // 2])],
+                       "unexpected end of data (is the file truncated?)"),
+    "column removed": (lambda body: [Reply(200, _drop_column(body))],
+                       "required column(s) missing: Units"),
+    "garbage row": (lambda body: [Reply(200, _garbage(body))], "line 11 has 3 fields"),
+    "shrunk to 10 rows": (lambda body: [Reply(200, b"\n".join(body.split(b"\n")[:11]))],
+                          "10 rows where the last good refresh had 492"),
+}
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_fault_keeps_previous_snapshot_serving(published, server, client_for, fault):
+    settings, body = published
+    replies, message = FAULTS[fault]
+    server.scripts["/summary.csv"].extend(replies(body))
+    client = client_for(settings)
+    before = served_rows(client)
+    current = Layout(settings.data_path).read_current()
+
+    report = refresh(settings)
+
+    assert report.status == "failed" and report.exit_code == 1
+    assert message in report.sources[0].message, report.sources[0].message
+    assert "mlperf" in report.message
+    assert Layout(settings.data_path).read_current() == current
+    assert served_rows(client) == before
+    runs = client.get("/v1/refreshes").json()["rows"]
+    assert runs[0]["status"] == "failed" and message in runs[0]["sources"][0]["message"]
+    health = client.get("/healthz").json()
+    [mlperf] = health["sources"]
+    assert mlperf["stale"] is True and mlperf["stale_since"] is not None
+    assert not list(Layout(settings.data_path).snapshots.glob("*.partial"))
+
+
+def test_shrink_can_be_accepted(published, server):
+    settings, body = published
+    server.scripts["/summary.csv"].append(Reply(200, b"\n".join(body.split(b"\n")[:11])))
+    report = refresh(settings, accept_shrink=True)
+    assert report.status == "published"
+
+
+def csv_rows(body: bytes) -> int:
+    """Data rows of a CSV file, counted by the csv module (quoted newlines included)."""
+    return sum(1 for row in csv.reader(io.StringIO(body.decode("utf-8-sig"))) if row) - 1
+
+
+def test_run_record_is_json_with_stages_and_bytes(published):
+    settings, body = published
+    runs = Layout(settings.data_path).read_runs()
+    run = runs[-1]
+    layout = Layout(settings.data_path)
+    on_disk = json.loads((layout.runs / f"{run['id']}.json").read_text())
+    assert on_disk == run  # the record file is the journal entry, as JSON
+    assert run["status"] == "published" and run["snapshot_id"] == layout.read_current().id
+    [mlperf] = run["sources"]
+    assert mlperf["source"] == "mlperf" and mlperf["status"] == "updated"
+    assert mlperf["bytes_fetched"] == len(body) and mlperf["rows"] == csv_rows(body)
+    assert set(run["stages"]) >= {"stage", "derive", "validate", "publish"}
+    assert all(isinstance(v, float) and v >= 0 for v in run["stages"].values())
+    assert run["started_at"] < run["finished_at"]
+    assert run["validation"] and all(set(v) >= {"expectation", "success", "severity"}
+                                     for v in run["validation"])
+
+
+def test_first_run_with_unreachable_source_publishes_nothing(tmp_path, client_for):
+    sources = write_sources(tmp_path / "sources.toml",
+                            mlperf='rounds = { "v6.1" = "http://127.0.0.1:9/summary.csv" }')
+    settings = make_settings(tmp_path, sources, http_retries=0)
+    report = refresh(settings)
+    assert report.status == "failed" and "127.0.0.1:9" in report.message
+    client = client_for(settings)
+    body = client.get("/v1/results").json()
+    assert body["total"] == 0 and body["snapshot_id"] is None
+    assert client.get("/healthz").json()["status"] == "empty"

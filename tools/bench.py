@@ -1,0 +1,510 @@
+"""`make bench`: refresh and API speed on this machine, next to Datasette serving the same rows
+and DuckDB's own query time. Prints a Markdown table; writes every figure to var/bench/.
+
+    .venv/bin/python -m tools.bench            (BENCH_SECONDS=2 per load run, BENCH_REPEATS=3)
+
+Nothing here asserts a speed: it measures and reports.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import platform
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import httpx
+
+from tests.azure_emulator import AzureEmulator, generate_items, seed_items
+from tests.conftest import AZURE_PATH, full_sources
+from tests.helpers import REPO, SUMMARY_CSV, LocalServer, free_port
+
+BIN = Path(sys.executable).parent
+SECONDS = float(os.environ.get("BENCH_SECONDS", "2"))
+REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
+CONCURRENCY = [int(c) for c in os.environ.get("BENCH_CONCURRENCY", "1,16,64").split(",")]
+WRK_LUA = """
+done = function(summary, latency, requests)
+  io.write(string.format("JSON {\\"requests\\": %d, \\"seconds\\": %f, \\"p50\\": %f, \\"p95\\": %f, \\"p99\\": %f, \\"errors\\": %d, \\"non2xx\\": %d}\\n",
+    summary.requests, summary.duration / 1e6, latency:percentile(50) / 1000,
+    latency:percentile(95) / 1000, latency:percentile(99) / 1000,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    summary.errors.status))
+end
+"""
+
+
+def machine() -> dict:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    import datasette
+    import fastapi
+    import great_expectations
+    return {"cores": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
+            "duckdb": duckdb.__version__, "fastapi": fastapi.__version__,
+            "great_expectations": great_expectations.__version__,
+            "datasette": datasette.__version__,
+            "wrk": subprocess.run(["wrk", "--version"], capture_output=True, text=True).stdout.split("\n")[0]}
+
+
+def _tree(root: int) -> list[int]:
+    """The process ``root`` and its descendants (a scan of /proc)."""
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(d.name))
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo += children.get(pid, [])
+    return tree
+
+
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def _rss_kb(pids: list[int]) -> tuple[int, int]:
+    """(largest process, sum) resident set size in KiB of these processes, from /proc."""
+    sizes = []
+    for pid in pids:
+        try:
+            sizes.append(int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_KB)
+        except (OSError, IndexError, ValueError):
+            continue
+    return max(sizes, default=0), sum(sizes)
+
+
+def run_refresh(env: dict) -> dict:
+    """One `perfledger refresh` process: wall time, stages, and peak resident memory of its
+    process tree (the refresh and the validation processes it starts), sampled every 20 ms
+    from /proc (the tree itself is re-read every 0.2 s: scanning all of /proc each sample took
+    ~6 ms of this process, which also runs the sources' HTTP server)."""
+    t = time.perf_counter()
+    proc = subprocess.Popen([BIN / "perfledger", "refresh", "--report", env["BENCH_REPORT"]],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    largest = total = samples = 0
+    pids = [proc.pid]
+    while proc.poll() is None:
+        if samples % 10 == 0:  # new children (validation) are looked for every 0.2 s
+            pids = _tree(proc.pid)
+        one, tree = _rss_kb(pids)
+        largest, total = max(largest, one), max(total, tree)
+        samples += 1
+        time.sleep(0.02)
+    wall = time.perf_counter() - t
+    report = json.loads(Path(env["BENCH_REPORT"]).read_text())
+    # Sources' time is fetching (and storing the bytes) plus parsing and loading, which for the
+    # first source that writes includes staging the copy (reported as its own stage).
+    fetched = sum(s["fetch_seconds"] for s in report["sources"])
+    loaded = sum(s["seconds"] for s in report["sources"]) - fetched - report["stages"].get("stage", 0)
+    walk = next((x["details"].get("walk") for x in report["sources"]
+                 if x["source"] == "azure_prices"), None)
+    return {"status": report["status"], "exit": proc.returncode, "wall_s": wall,
+            "stages_s": {"fetch": fetched, "parse+load": loaded, **report["stages"]},
+            "azure_walk": walk,
+            "peak_rss_mb": largest / 1024, "peak_rss_mb_tree": total / 1024,
+            "rows": {s["source"]: s["rows"] for s in report["sources"]},
+            "bytes_fetched": sum(s["bytes_fetched"] for s in report["sources"])}
+
+
+def run_refresh_repeated(env: dict, times: int) -> dict:
+    """``times`` runs of `perfledger refresh`: the median run's figures, every run's wall time."""
+    runs = sorted((run_refresh(env) for _ in range(times)), key=lambda x: x["wall_s"])
+    return {**runs[len(runs) // 2], "wall_s_runs": [x["wall_s"] for x in runs]}
+
+
+IN_PROCESS = """
+import json, sys, time
+from ingest.refresh import refresh
+from warehouse.settings import Settings
+runs = []
+for _ in range(int(sys.argv[1])):
+    t = time.perf_counter()
+    report = refresh(Settings())
+    runs.append({"status": report.status, "wall_s": time.perf_counter() - t,
+                 "sources_s": {s.source: s.seconds for s in report.sources}})
+print(json.dumps(runs))
+"""
+
+
+def run_refresh_in_process(env: dict, times: int = 2) -> list[dict]:
+    """Refreshes in one long-lived process (as `serve --refresh-every` or a scheduler loop
+    runs them): imports are paid before the clock starts."""
+    done = subprocess.run([sys.executable, "-c", IN_PROCESS, str(times)], env=env,
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def warm_azure(sources: Path) -> None:
+    """Have the emulator render every page once (it keeps them), so a timed refresh measures
+    perfledger's work, not the emulator's JSON encoding in this process."""
+    from ingest.azure_prices.fetch import build_filter, fetch_pages
+    from ingest.azure_prices.load import AzureConfig
+    from ingest.config import load_sources
+    from ingest.http import make_client
+
+    src = load_sources(sources)
+    cfg = src["azure_prices"]
+    assert isinstance(cfg, AzureConfig)
+    with make_client(30) as client:
+        for _ in fetch_pages(client, src.resolve(cfg.url), api_version=cfg.api_version,
+                             odata_filter=build_filter(cfg.filter, cfg.regions),
+                             currency=cfg.currency, max_pages=100_000):
+            pass
+
+
+def seed_price_history(snapshot: Path, versions_per_item: int) -> int:
+    """Give every open price ``versions_per_item - 1`` earlier, closed versions (30 days each,
+    back to back, 1% dearer per step back), written straight into a bench-only copy of the
+    snapshot: a price history of a few years without running hundreds of refreshes."""
+    con = duckdb.connect(str(snapshot))
+    con.execute("SET enable_progress_bar = false")
+    con.execute("""
+        INSERT INTO azure_price
+        SELECT p.* REPLACE (
+            left(sha256(p.id || '-history-' || k::VARCHAR), 16) AS id,
+            retail_price * (1 + 0.01 * k) AS retail_price, unit_price * (1 + 0.01 * k) AS unit_price,
+            hourly_price * (1 + 0.01 * k) AS hourly_price,
+            effective_start - to_days(30 * k::INTEGER) AS effective_start,
+            valid_from - to_days(30 * k::INTEGER) AS valid_from,
+            valid_from - to_days(30 * (k - 1)::INTEGER) AS valid_to)
+        FROM azure_price AS p, range(1, ?) AS t(k)
+        WHERE p.valid_to IS NULL""", [versions_per_item])
+    total = con.execute("SELECT count(*) FROM azure_price").fetchone()[0]
+    con.execute("CHECKPOINT")
+    con.close()
+    return total
+
+
+def scaled_csv(rounds: int) -> bytes:
+    """The v6.1 summary repeated as `rounds` synthetic rounds (v6.1-s1 …)."""
+    rows = list(csv.DictReader(io.StringIO(SUMMARY_CSV.read_text())))
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=list(rows[0]), quoting=csv.QUOTE_ALL)
+    w.writeheader()
+    for i in range(rounds):
+        for r in rows:
+            w.writerow({**r, "version": f"v6.1-s{i}"})
+    return out.getvalue().encode()
+
+
+def wrk(url: str, concurrency: int, headers: dict | None = None) -> dict:
+    script = Path(tempfile.mkstemp(suffix=".lua")[1])
+    script.write_text(WRK_LUA)
+    cmd = ["wrk", f"-t{min(2, concurrency)}", f"-c{concurrency}", f"-d{max(1, round(SECONDS))}s", "--latency",
+           "--timeout", "30s", "-s", str(script)]
+    for k, v in (headers or {}).items():
+        cmd += ["-H", f"{k}: {v}"]
+    done = subprocess.run(cmd + [url], capture_output=True, text=True, timeout=SECONDS * 10 + 30)
+    script.unlink()
+    line = next((x for x in done.stdout.splitlines() if x.startswith("JSON ")), None)
+    if line is None:
+        raise RuntimeError(f"wrk gave no figures for {url}: {done.stdout[-500:]} {done.stderr[-500:]}")
+    data = json.loads(line[5:])
+    data["rps"] = data["requests"] / data["seconds"]
+    return data
+
+
+def load(url: str, concurrency: int, headers: dict | None = None) -> dict:
+    runs = [wrk(url, concurrency, headers) for _ in range(REPEATS)]
+    med = lambda k: statistics.median(r[k] for r in runs)  # noqa: E731
+    return {"rps": med("rps"), "p50_ms": med("p50"), "p95_ms": med("p95"), "p99_ms": med("p99"),
+            "rps_spread": [min(r["rps"] for r in runs), max(r["rps"] for r in runs)],
+            "errors": sum(r["errors"] + r["non2xx"] for r in runs), "runs": runs}
+
+
+def settle(base: str) -> None:
+    """Let the server drain what a load run queued before the next measurement."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(base + "/healthz", timeout=10).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.5)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+
+
+def serve(env: dict, workers: int) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen([BIN / "perfledger", "serve", "--port", str(port), "--workers",
+                             str(workers)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise RuntimeError("API did not start")
+
+
+QUERIES = {
+    "filtered results (model+scenario)": "/v1/results?model=deepseek-r1&scenario=Interactive",
+    "full results page (limit 500)": "/v1/results?limit=500",
+    "ratios": "/v1/ratios?model=llama3.1-8b",
+    "costs at $10/accelerator-hour": "/v1/costs?basis=assumed&rate=10&model=llama2-70b-99.9&scenario=Interactive",
+    "price history, one SKU": "/v1/prices/history?sku=Standard_ND96isr_H100_v5&region=eastus2",
+    "calculator grid": "/v1/calc/grid",
+}
+
+
+def floor_ms(snapshot: Path) -> float:
+    """DuckDB alone, in process: the filtered results query the API runs, median of 200."""
+    from warehouse.queries import ResultFilter, results_query, run_list
+    con = duckdb.connect(str(snapshot), read_only=True, config={"threads": 1})
+    q = results_query(ResultFilter(model=["deepseek-r1"], scenario=["Interactive"]), units=[],
+                      system=None, min_result=None, max_result=None)
+    times: list[float] = []
+    for _ in range(200):
+        t = time.perf_counter()
+        run_list(con, q)
+        times.append(time.perf_counter() - t)
+    con.close()
+    return statistics.median(times) * 1000
+
+
+def datasette_db(snapshot: Path, out: Path) -> Path:
+    con = duckdb.connect(str(snapshot), read_only=True)
+    cur = con.execute("SELECT * EXCLUDE (extras) FROM mlperf_result")
+    cols = [d[0] for d in cur.description]
+    rows = cur.fetchall()
+    con.close()
+    db = sqlite3.connect(out)
+    db.execute(f"CREATE TABLE mlperf_result ({', '.join(cols)})")
+    db.executemany(f"INSERT INTO mlperf_result VALUES ({', '.join('?' * len(cols))})",
+                   [tuple(str(v) if hasattr(v, 'isoformat') else v for v in row) for row in rows])
+    db.execute("CREATE INDEX ix ON mlperf_result (model_id, scenario)")
+    db.commit()
+    db.close()
+    return out
+
+
+def main() -> None:
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is not installed: `make bench` installs it (apt-get install wrk)")
+    work = Path(tempfile.mkdtemp(prefix="perfledger-bench-"))
+    server = LocalServer().start()
+    results: dict = {"machine": machine(), "started": datetime.now(UTC).isoformat(),
+                     "settings": {"seconds": SECONDS, "repeats": REPEATS}}
+    try:
+        # ---- refresh, 1x: real CSV + rules + curated + 100,000 generated Azure items
+        server.files["/summary.csv"] = SUMMARY_CSV.read_bytes()
+        items = seed_items() + generate_items(100_000)
+        server.handlers[AZURE_PATH] = AzureEmulator(items, base_url=server.url(AZURE_PATH),
+                                                    cache_pages=True)
+        one = work / "one"
+        one.mkdir()
+        sources = full_sources(one / "sources.toml", server,
+                               mlperf=f'rounds = {{ "v6.1" = "{server.url("/summary.csv")}" }}')
+        warm_azure(sources)
+        env = {**os.environ, "PERFLEDGER_DATA_DIR": str(one / "var"),
+               "PERFLEDGER_SOURCES": str(sources), "BENCH_REPORT": str(one / "report.json")}
+        print("refresh 1x …", file=sys.stderr)
+        results["refresh_1x"] = run_refresh(env)
+        snap = Path(json.loads((one / "var" / "CURRENT").read_text())["file"])
+        snapshot = one / "var" / "snapshots" / snap
+        results["refresh_1x"]["snapshot_mb"] = snapshot.stat().st_size / 2**20
+        print("refresh, no change …", file=sys.stderr)
+        results["refresh_unchanged"] = run_refresh_repeated(env, max(3, REPEATS))
+        results["refresh_unchanged_in_process"] = run_refresh_in_process(env, 3)
+
+        # ---- API under load, 1 and 2 workers; peer and floor on the same snapshot
+        results["floor_ms"] = floor_ms(snapshot)
+        results["api"] = {}
+        for workers in (1, 2):
+            proc, base = serve(env, workers)
+            try:
+                for name, path in QUERIES.items():
+                    for c in (CONCURRENCY if workers == 1 else [c for c in CONCURRENCY if c > 1]):
+                        print(f"api {workers}w {name} c={c} …", file=sys.stderr)
+                        results["api"][f"{workers}w|{name}|{c}"] = load(base + path, c)
+                        settle(base)
+                etag = httpx.get(base + QUERIES["filtered results (model+scenario)"],
+                                 timeout=30).headers["etag"]
+                for c in (CONCURRENCY if workers == 1 else [c for c in CONCURRENCY if c > 1]):
+                    results["api"][f"{workers}w|304 revalidation|{c}"] = load(
+                        base + QUERIES["filtered results (model+scenario)"], c, {"If-None-Match": etag})
+            finally:
+                stop(proc)
+
+        # ---- the same with the in-memory response cache off: every request runs its query
+        proc, base = serve({**env, "PERFLEDGER_API_RESPONSE_CACHE": "0"}, 1)
+        try:
+            results["api_nocache"] = {}
+            for name in ("filtered results (model+scenario)", "costs at $10/accelerator-hour",
+                         "price history, one SKU"):
+                for c in CONCURRENCY:
+                    print(f"api 1w no-cache {name} c={c} …", file=sys.stderr)
+                    results["api_nocache"][f"{name}|{c}"] = load(base + QUERIES[name], c)
+                    settle(base)
+        finally:
+            stop(proc)
+
+        # ---- Datasette, same rows, equivalent filtered JSON request
+        db = datasette_db(snapshot, work / "results.db")
+        port = free_port()
+        ds = subprocess.Popen([BIN / "datasette", "serve", str(db), "--port", str(port),
+                               "--setting", "num_sql_threads", "3"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    httpx.get(base + "/-/versions.json", timeout=1)
+                    break
+                except httpx.HTTPError:
+                    time.sleep(0.2)
+            url = base + "/results/mlperf_result.json?model_id=deepseek-r1&scenario=Interactive&_shape=array"
+            results["datasette"] = {c: load(url, c) for c in CONCURRENCY}
+        finally:
+            stop(ds)
+
+        # ---- 100x data: 100 rounds of results (49,200 rows) and ~1,000,000 price versions
+        print("refresh 100x …", file=sys.stderr)
+        server.files["/summary.csv"] = scaled_csv(100)
+        big = work / "big"
+        big.mkdir()
+        shutil.copytree(one / "var", big / "var")
+        versions = seed_price_history(big / "var" / "snapshots" / snap, 10)
+        # every price moves: 100,000 versions closed and 100,000 opened on top of the history
+        moved = [{**i, "retailPrice": i["retailPrice"] + 0.25, "unitPrice": i["unitPrice"] + 0.25,
+                  "effectiveStartDate": "2026-11-01T00:00:00Z"} for i in items]
+        server.handlers[AZURE_PATH] = AzureEmulator(moved, base_url=server.url(AZURE_PATH),
+                                                    cache_pages=True)
+        sources_big = full_sources(big / "sources.toml", server,
+                                   mlperf=f'rounds = {{ "synthetic" = "{server.url("/summary.csv")}" }}')
+        warm_azure(sources_big)
+        env_big = {**env, "PERFLEDGER_DATA_DIR": str(big / "var"),
+                   "PERFLEDGER_SOURCES": str(sources_big), "BENCH_REPORT": str(big / "report.json")}
+        results["refresh_100x"] = run_refresh(env_big)
+        snap_big = Path(json.loads((big / "var" / "CURRENT").read_text())["file"])
+        con = duckdb.connect(str(big / "var" / "snapshots" / snap_big), read_only=True)
+        results["refresh_100x"].update(
+            snapshot_mb=(big / "var" / "snapshots" / snap_big).stat().st_size / 2**20,
+            price_versions_before=versions,
+            price_versions=con.execute("SELECT count(*) FROM azure_price").fetchone()[0],
+            results_rows=con.execute("SELECT count(*) FROM mlperf_result").fetchone()[0])
+        con.close()
+        # cache off: each request runs its query, so the figures show the data's size
+        proc, base = serve({**env_big, "PERFLEDGER_API_RESPONSE_CACHE": "0"}, 1)
+        try:
+            results["api_100x"] = {
+                c: load(base + QUERIES["filtered results (model+scenario)"] + "&round=v6.1-s7", c)
+                for c in CONCURRENCY}
+            results["api_100x_history"] = {
+                c: load(base + QUERIES["price history, one SKU"], c) for c in CONCURRENCY}
+        finally:
+            stop(proc)
+    except BaseException as e:
+        results["failed"] = f"{type(e).__name__}: {e}"
+        raise
+    finally:
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+        results["finished"] = datetime.now(UTC).isoformat()
+        out_dir = REPO / "var" / "bench"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        path = out_dir / f"bench-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
+        path.write_text(json.dumps(results, indent=1, default=str))  # partial figures too
+    print(report(results))
+    print(f"\nall figures: {path.relative_to(REPO)}")
+
+
+def report(r: dict) -> str:
+    m = r["machine"]
+    lines = [f"## perfledger bench — {m['cores']} cores, {m['cpu']}",
+             f"Python {m['python']}, duckdb {m['duckdb']}, fastapi {m['fastapi']}, "
+             f"great-expectations {m['great_expectations']}, datasette {m['datasette']}, {m['wrk']}; "
+             f"{r['settings']['repeats']} runs of {r['settings']['seconds']:.0f} s each, medians.", "",
+             "### Refresh (`perfledger refresh`, a new process each time)", "",
+             "| run | status | wall s | stages (s) | peak RSS MB, largest process (whole tree) | snapshot MB |",
+             "|---|---|---|---|---|---|"]
+    for key in ("refresh_1x", "refresh_unchanged", "refresh_100x"):
+        x = r[key]
+        stages = ", ".join(f"{k} {v:.2f}" for k, v in x["stages_s"].items())
+        wall = f"{x['wall_s']:.1f}"
+        if "wall_s_runs" in x:
+            wall += (f" (median of {len(x['wall_s_runs'])}: {min(x['wall_s_runs']):.1f}–"
+                     f"{max(x['wall_s_runs']):.1f})")
+        lines.append(f"| {key} | {x['status']} | {wall} | {stages} | "
+                     f"{x['peak_rss_mb']:.0f} ({x['peak_rss_mb_tree']:.0f}) | {x.get('snapshot_mb', 0):.1f} |")
+    warm = r["refresh_unchanged_in_process"]
+    lines += ["", "No-change refreshes in one long-lived process (`serve --refresh-every`, a scheduler "
+              "loop; imports paid once): " + ", ".join(f"{x['wall_s']:.1f} s ({x['status']})" for x in warm)
+              + "."]
+    big = r["refresh_100x"]
+    lines += ["", f"100x: {big['results_rows']:,} results rows; {big['price_versions_before']:,} price "
+              f"versions before (history seeded into a copy), {big['price_versions']:,} after a refresh "
+              "in which every one of the 100,013 prices changed."]
+    lines += ["", "### API (wrk, separate process)", "",
+              "| workers | query | conc | req/s | p50 ms | p95 ms | p99 ms | errors |",
+              "|---|---|---|---|---|---|---|---|"]
+    for key, x in r["api"].items():
+        w, name, c = key.split("|")
+        lines.append(f"| {w} | {name} | {c} | {x['rps']:.0f} | {x['p50_ms']:.1f} | "
+                     f"{x['p95_ms']:.1f} | {x['p99_ms']:.1f} | {x['errors']} |")
+    lines += ["", "### Same, response cache off (PERFLEDGER_API_RESPONSE_CACHE=0), 1 worker", "",
+              "| query | conc | req/s | p50 ms | p95 ms | p99 ms | errors |", "|---|---|---|---|---|---|---|"]
+    for key, x in r["api_nocache"].items():
+        name, c = key.split("|")
+        lines.append(f"| {name} | {c} | {x['rps']:.0f} | {x['p50_ms']:.1f} | {x['p95_ms']:.1f} | "
+                     f"{x['p99_ms']:.1f} | {x['errors']} |")
+    lines += ["", "### Peer and floor (filtered results, 1 worker; perfledger cached and uncached)", "",
+              "| conc | perfledger req/s | uncached req/s | Datasette req/s | ratio (uncached) | perfledger p99 | uncached p99 | Datasette p99 | p99 ratio (uncached) |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for c, d in r["datasette"].items():
+        p = r["api"][f"1w|filtered results (model+scenario)|{c}"]
+        u = r["api_nocache"][f"filtered results (model+scenario)|{c}"]
+        lines.append(f"| {c} | {p['rps']:.0f} | {u['rps']:.0f} | {d['rps']:.0f} | "
+                     f"{p['rps'] / d['rps']:.2f} ({u['rps'] / d['rps']:.2f}) | {p['p99_ms']:.1f} | "
+                     f"{u['p99_ms']:.1f} | {d['p99_ms']:.1f} | {p['p99_ms'] / d['p99_ms']:.2f} "
+                     f"({u['p99_ms'] / d['p99_ms']:.2f}) |")
+    p1 = r["api_nocache"]["filtered results (model+scenario)|1"]
+    lines += ["", f"DuckDB alone, same query in process: median {r['floor_ms']:.2f} ms; uncached API p50 "
+              f"at concurrency 1: {p1['p50_ms']:.2f} ms (x{p1['p50_ms'] / r['floor_ms']:.1f} the floor).", "",
+              "### 100x results, filtered query, 1 worker, response cache off (against 1x with the cache off)", "",
+              "| conc | req/s | p99 ms | p99 at 1x | ratio |", "|---|---|---|---|---|"]
+    for c, x in r["api_100x"].items():
+        base = r["api_nocache"][f"filtered results (model+scenario)|{c}"]
+        lines.append(f"| {c} | {x['rps']:.0f} | {x['p99_ms']:.1f} | {base['p99_ms']:.1f} | "
+                     f"{x['p99_ms'] / base['p99_ms']:.2f} |")
+    lines += ["", "### 100x price versions, price history for one SKU, 1 worker, response cache off (against 1x, cache off)", "",
+              "| conc | req/s | p99 ms | p99 at 1x | ratio |", "|---|---|---|---|---|"]
+    for c, x in r["api_100x_history"].items():
+        base = r["api_nocache"][f"price history, one SKU|{c}"]
+        lines.append(f"| {c} | {x['rps']:.0f} | {x['p99_ms']:.1f} | {base['p99_ms']:.1f} | "
+                     f"{x['p99_ms'] / base['p99_ms']:.2f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,403 @@
+"""The Public models: exactly the columns the API returns, derived from the schema.
+
+Tables follow the FastAPI full-stack template's family (``XBase`` → table ``X`` → ``XPublic``);
+rows of derived views and queries are declared here column by column. A list route selects
+only its model's fields, so a column added to a table or view reaches the API only once it is
+added here (reviewed). Rows that carry a ``source_snapshot_id`` also carry the fetched file's
+name, URL, fetch time and sha256 (``SourceLink``) — never under a name a table already uses, so
+a claim shows its citation (``source_url``) and its file's snapshot URL
+(``source_snapshot_url``) side by side.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, Field
+
+from warehouse import derived
+from warehouse.schema import (
+    TABLES,
+    AzurePriceBase,
+    BenchmarkRuleBase,
+    ClaimBase,
+    ClaimHistoryBase,
+    HardwareSpecBase,
+    MlperfResultBase,
+    ModelShapeBase,
+    SourceSnapshotBase,
+)
+
+
+class SourceLink(BaseModel):
+    """The source snapshot a fact row was parsed from (joined from ``source_snapshot``)."""
+
+    source_name: str | None = Field(None, description="Source the row came from (mlperf, "
+                                    "mlperf_rules, azure_prices, curated).")
+    source_snapshot_url: str | None = Field(None, description="Where the source file's bytes "
+                                            "were fetched from (credentials removed).")
+    source_fetched_at: datetime | None = Field(None, description="When those bytes were fetched "
+                                               "(UTC).")
+    source_sha256: str | None = Field(None, description="sha256 of those bytes (the raw store "
+                                      "keeps them under this name).")
+
+
+SOURCE_COLUMNS = tuple(SourceLink.model_fields)
+
+
+class MlperfResultPublic(MlperfResultBase, SourceLink):
+    """One MLPerf result row (evidence: measured) and its source file."""
+
+
+class ClaimPublic(ClaimBase, SourceLink):
+    """One curated claim: its citation (source_url) and the curated file it was read from."""
+
+
+class ClaimHistoryPublic(ClaimHistoryBase, SourceLink):
+    """An earlier version of an edited claim, or a withdrawn claim."""
+
+
+class ModelShapePublic(ModelShapeBase, SourceLink):
+    """A model shape for the calculators."""
+
+
+class BenchmarkRulePublic(BenchmarkRuleBase, SourceLink):
+    """A TTFT/TPOT limit from the MLPerf rules document."""
+
+
+class SourceSnapshotPublic(SourceSnapshotBase):
+    """One fetched body: where from, when, its sha256."""
+
+
+class HardwareCatalogPublic(HardwareSpecBase, SourceLink):
+    """A hardware spec with the hardware it describes."""
+
+    hardware_name: str = Field(description="Display name of the hardware.")
+    vendor: str = Field(description="Vendor.")
+    kind: str = Field(description="accelerator, system (several accelerators) or rack.")
+    accelerator_id: str | None = Field(None, description="Accelerator a system is built from.")
+    accelerator_count: int | None = Field(None, description="Accelerators in the system.")
+
+
+class PriceCatalogPublic(AzurePriceBase, SourceLink):
+    """An Azure price version with the accelerator its VM size rents."""
+
+    accelerator_id: str | None = Field(None, description="Accelerator the VM size rents (NULL "
+                                       "when unmapped).")
+    accelerators: int | None = Field(None, description="Accelerators per VM.")
+    price_per_accelerator_hour: float | None = Field(
+        None, description="hourly_price / accelerators per VM (NULL when unmapped).")
+
+
+# ----------------------------------------------------------------- rows of views and queries
+
+_TABLE_MEANINGS: dict[str, str] = {}
+for _model in TABLES:
+    for _name, _field in _model.model_fields.items():
+        if _field.description:
+            _TABLE_MEANINGS.setdefault(_name, _field.description)
+
+
+def meaning(view: str | None, column: str) -> str:
+    """What a column of a derived relation means: the view's own comment, a meaning common to
+    several views, or the same-named table column's (the order ``derived.install`` uses)."""
+    own = derived.VIEWS[view][2] if view in derived.VIEWS else {}
+    return own.get(column) or derived.COMMON_COLUMNS.get(column) or _TABLE_MEANINGS.get(column, "")
+
+
+def col(view: str | None, column: str, described: str | None = None) -> Any:
+    """A nullable column of a derived relation, documented by ``described`` or by what the
+    warehouse says it means (``meaning``)."""
+    return Field(None, description=described or meaning(view, column))
+
+
+class ScenarioRatioPublic(BaseModel):
+    """A Server/Offline or Interactive/Offline throughput ratio."""
+
+    id: str | None = col("scenario_ratio", "id")
+    round: str | None = col("scenario_ratio", "round")
+    division: str | None = col("scenario_ratio", "division")
+    organization: str | None = col("scenario_ratio", "organization")
+    platform: str | None = col("scenario_ratio", "platform")
+    system_name: str | None = col("scenario_ratio", "system_name")
+    model_id: str | None = col("scenario_ratio", "model_id")
+    model_family: str | None = col("scenario_ratio", "model_family")
+    scenario: str | None = col("scenario_ratio", "scenario")
+    offline_result: float | None = col("scenario_ratio", "offline_result")
+    offline_units: str | None = col("scenario_ratio", "offline_units")
+    other_result: float | None = col("scenario_ratio", "other_result")
+    other_units: str | None = col("scenario_ratio", "other_units")
+    ratio: float | None = col("scenario_ratio", "ratio")
+    interactive_premium: float | None = col("scenario_ratio", "interactive_premium")
+    unit_pairing: str | None = col("scenario_ratio", "unit_pairing")
+    flagged: bool | None = col("scenario_ratio", "flagged")
+    accelerator_id: str | None = col("scenario_ratio", "accelerator_id")
+    accelerator_model_name: str | None = col("scenario_ratio", "accelerator_model_name")
+    accelerator_mix: str | None = col("scenario_ratio", "accelerator_mix")
+    total_accelerators: int | None = col("scenario_ratio", "total_accelerators")
+    availability: str | None = col("scenario_ratio", "availability")
+    offline_inferred: bool | None = col("scenario_ratio", "offline_inferred")
+    other_inferred: bool | None = col("scenario_ratio", "other_inferred")
+    offline_result_id: str | None = col("scenario_ratio", "offline_result_id")
+    other_result_id: str | None = col("scenario_ratio", "other_result_id")
+    basis: str | None = col("scenario_ratio", "basis")
+    weakest_input: str | None = col("scenario_ratio", "weakest_input")
+
+
+class LatencyBoundPublic(BaseModel):
+    """Bounds from the MLPerf latency limits for one result."""
+
+    id: str | None = col("latency_bound", "id")
+    round: str | None = col("latency_bound", "round")
+    division: str | None = col("latency_bound", "division")
+    organization: str | None = col("latency_bound", "organization")
+    platform: str | None = col("latency_bound", "platform")
+    system_name: str | None = col("latency_bound", "system_name")
+    model_id: str | None = col("latency_bound", "model_id")
+    model_family: str | None = col("latency_bound", "model_family")
+    scenario: str | None = col("latency_bound", "scenario")
+    result: float | None = col("latency_bound", "result")
+    units: str | None = col("latency_bound", "units")
+    total_accelerators: int | None = col("latency_bound", "total_accelerators")
+    accelerator_id: str | None = col("latency_bound", "accelerator_id")
+    availability: str | None = col("latency_bound", "availability")
+    ttft_ms: float | None = col("latency_bound", "ttft_ms")
+    tpot_ms: float | None = col("latency_bound", "tpot_ms")
+    reference_tokens: float | None = col("latency_bound", "reference_tokens")
+    min_tokens_per_s_per_user: float | None = col("latency_bound", "min_tokens_per_s_per_user")
+    max_concurrent_streams: float | None = col("latency_bound", "max_concurrent_streams")
+    reference_answer_seconds: float | None = col("latency_bound", "reference_answer_seconds")
+    result_id: str | None = col("latency_bound", "result_id")
+    rule_id: str | None = col("latency_bound", "rule_id")
+    basis: str | None = col("latency_bound", "basis")
+    weakest_input: str | None = col("latency_bound", "weakest_input")
+    answer_tokens: int | None = col("latency_bound", "answer_tokens",
+                                    'The answer length asked for (answer_tokens=); NULL when not asked.')
+    answer_seconds: float | None = col("latency_bound", "answer_seconds",
+                                       '(ttft_ms + (answer_tokens - 1) x tpot_ms) / 1000; NULL when not asked.')
+
+
+class CostPublic(BaseModel):
+    """Cost per million tokens of one Tokens/s result on one price basis."""
+
+    id: str | None = col(None, "id")
+    result_id: str | None = col(None, "result_id")
+    round: str | None = col(None, "round")
+    division: str | None = col(None, "division")
+    organization: str | None = col(None, "organization")
+    platform: str | None = col(None, "platform")
+    system_name: str | None = col(None, "system_name")
+    model_id: str | None = col(None, "model_id")
+    model_family: str | None = col(None, "model_family")
+    scenario: str | None = col(None, "scenario")
+    result: float | None = col(None, "result")
+    units: str | None = col(None, "units")
+    total_accelerators: int | None = col(None, "total_accelerators")
+    accelerator_id: str | None = col(None, "accelerator_id")
+    availability: str | None = col(None, "availability")
+    premium_vs_offline: float | None = col(None, "premium_vs_offline", "This cost / the same "
+                                           "system's Offline cost (= Offline / this throughput).")
+    price_basis: str | None = col(None, "price_basis")
+    region: str | None = col(None, "region",
+                             'Azure region of the list price (NULL for assumed rates).')
+    sku: str | None = col(None, "sku",
+                          'Azure VM size of the cheapest price per accelerator-hour used.')
+    price_id: str | None = col(None, "price_id")
+    rate_per_accelerator_hour: float | None = col(None, "rate_per_accelerator_hour")
+    price_status: str | None = col(None, "price_status",
+                                   'priced, no price (no list price for the accelerator: cost NULL) or assumed.')
+    cost_per_million_tokens: float | None = col(None, "cost_per_million_tokens")
+    basis: str | None = col(None, "basis")
+
+
+class ClaimCheckPublic(BaseModel):
+    """A claim next to what the measured data says, per MLPerf round."""
+
+    id: str | None = col("claim_check", "id")
+    claim_id: str | None = col("claim_check", "claim_id")
+    round: str | None = col("claim_check", "round")
+    vendor: str | None = col("claim_check", "vendor")
+    product: str | None = col("claim_check", "product")
+    model: str | None = col("claim_check", "model")
+    accelerator_id: str | None = col("claim_check", "accelerator_id")
+    metric: str | None = col("claim_check", "metric")
+    claim_value: float | None = col("claim_check", "claim_value")
+    unit: str | None = col("claim_check", "unit")
+    evidence: str | None = col("claim_check", "evidence")
+    claimed_on: date | None = col("claim_check", "claimed_on")
+    checked_on: date | None = col("claim_check", "checked_on")
+    vendor_or_accelerator_in_round: bool | None = col("claim_check", "vendor_or_accelerator_in_round")
+    closest_result_id: str | None = col("claim_check", "closest_result_id")
+    closest_result: float | None = col("claim_check", "closest_result")
+    closest_scenario: str | None = col("claim_check", "closest_scenario")
+    comparable_results: int | None = col("claim_check", "comparable_results")
+    recomputed_value: float | None = col("claim_check", "recomputed_value")
+    claim_over_recomputed: float | None = col("claim_check", "claim_over_recomputed")
+    verdict: str | None = col("claim_check", "verdict")
+    basis: str | None = col("claim_check", "basis")
+    weakest_input: str | None = col("claim_check", "weakest_input")
+
+
+class GridRowPublic(BaseModel):
+    """The decode bound for one hardware × illustrative model pair."""
+
+    hardware: str | None = col(None, "hardware",
+                               'Hardware id.')
+    model: str | None = col(None, "model",
+                            'Illustrative model shape id.')
+    tokens_per_s_per_user: float | None = col(None, "tokens_per_s_per_user",
+                                              'Decode bound per user at batch 1 (tokens/s).')
+    fits: bool | None = col(None, "fits",
+                            "Whether weights and KV cache fit in the hardware's memory.")
+    basis: str | None = col(None, "basis")
+    bandwidth: float | None = col(None, "bandwidth",
+                                  'Memory bandwidth used (B/s).')
+    memory: float | None = col(None, "memory",
+                               'Memory capacity used (B).')
+
+
+# ----------------------------------------------------------------- envelopes and items
+
+Row = TypeVar("Row", bound=BaseModel)
+
+
+class ListPage(BaseModel, Generic[Row]):
+    """The list envelope (JSON); ``format=csv|ndjson|parquet`` returns the rows alone."""
+
+    snapshot_id: str | None = Field(description="The snapshot the rows come from.")
+    total: int = Field(description="Rows matching the filters (all pages).")
+    limit: int = Field(description="Rows per page.")
+    offset: int = Field(description="Rows skipped.")
+    next: str | None = Field(description="Absolute URL of the next page; null on the last.")
+    rows: list[Row]
+
+
+class SourceSnapshotDetail(SourceSnapshotPublic):
+    """A source snapshot and how many rows each fact table took from it."""
+
+    rows: dict[str, int] = Field(description="Rows parsed from these bytes, per fact table.")
+
+
+class ResultItem(BaseModel):
+    snapshot_id: str | None
+    row: MlperfResultPublic
+    source: SourceSnapshotDetail | None
+    links: dict[str, str]
+
+
+class ClaimItem(BaseModel):
+    snapshot_id: str | None
+    row: ClaimPublic | None = Field(description="The claim; null once withdrawn.")
+    source: SourceSnapshotDetail | None
+    history: list[ClaimHistoryPublic]
+    withdrawn: bool
+
+
+class SourceItem(BaseModel):
+    snapshot_id: str | None
+    row: SourceSnapshotDetail
+
+
+class AcceleratorSku(BaseModel):
+    sku: str
+    accelerators: int | None
+
+
+class Accelerator(BaseModel):
+    id: str = Field(description="Accelerator id.")
+    vendor: str | None
+    mlperf_names: list[str] | None = Field(description="Spellings in MLPerf results.")
+    azure_skus: list[AcceleratorSku] | None = Field(description="Azure VM sizes that rent it.")
+    mlperf_results: int = Field(description="MLPerf result rows mapped to it.")
+
+
+class Accelerators(BaseModel):
+    snapshot_id: str | None
+    total: int
+    rows: list[Accelerator]
+
+
+class EvidenceLabel(BaseModel):
+    label: str
+    meaning: str
+
+
+class Meta(BaseModel):
+    snapshot_id: str | None
+    rounds: list[str]
+    models: list[str]
+    organizations: list[str]
+    scenarios: list[str]
+    accelerators: list[str]
+    regions: list[str]
+    evidence: list[EvidenceLabel]
+
+
+class SourceHealth(BaseModel):
+    source: str
+    last_status: str
+    last_attempt: str
+    last_success: str | None
+    message: str
+    stale: bool
+    stale_since: str | None
+    stale_for_seconds: int | None = None
+
+
+class ValidationSummary(BaseModel):
+    errors: int
+    warnings: list[str]
+
+
+class Health(BaseModel):
+    snapshot_id: str | None
+    status: str = Field(description="ok, or empty before the first publish.")
+    published_at: datetime | None
+    sources: list[SourceHealth]
+    last_refresh: dict[str, Any] | None
+    validation: ValidationSummary
+
+
+class Refreshes(BaseModel):
+    snapshot_id: str | None
+    total: int
+    rows: list[dict[str, Any]] = Field(description="Run records, newest first: status, "
+                                       "message, per-source outcome, stages, links.")
+
+
+class ValidationRow(BaseModel):
+    suite: str
+    expectation: str
+    table_name: str
+    severity: str
+    success: bool
+    unexpected_count: int | None
+    sample: str | None
+
+
+class RefreshValidation(BaseModel):
+    snapshot_id: str | None
+    run_id: str
+    status: str
+    errors: int
+    warnings: int
+    rows: list[ValidationRow]
+
+
+class CalcInput(BaseModel):
+    value: float | None
+    unit: str
+    evidence: str
+    origin: str = Field(description="warehouse, caller or default.")
+    source: str | None = None
+    note: str | None = None
+
+
+class CalcResult(BaseModel):
+    snapshot_id: str | None
+    calculator: str
+    evidence: str = Field(description="Always derived.")
+    basis: str = Field(description="derived: the input labels, strongest first.")
+    inputs: dict[str, CalcInput]
+    outputs: dict[str, Any]

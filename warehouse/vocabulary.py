@@ -1,0 +1,157 @@
+"""The one vocabulary of perfledger: every closed set of terms is spelled here, once.
+
+Parsers (``ingest/*``), validation suites, derived views and API parameter types import these
+sets; a test checks that they all read the same ones. Sections:
+
+    evidence      labels, their meanings and strength, the basis a derived row reports
+    MLPerf        scenarios, divisions, availability, units (throughput, latency, power),
+                  model-name normalisation
+    prices        offers, operating systems, price types, hourly units, reservation terms
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from enum import StrEnum
+
+# --------------------------------------------------------------------------- evidence
+
+
+class Evidence(StrEnum):
+    """What kind of evidence a row is. Closed vocabulary; see DESIGN.md."""
+
+    measured = "measured"
+    third_party_measured = "third_party_measured"
+    vendor_measured = "vendor_measured"
+    vendor_claim = "vendor_claim"
+    vendor_projection = "vendor_projection"
+    paper_reported = "paper_reported"
+    vendor_spec = "vendor_spec"
+    list_price = "list_price"
+    benchmark_rule = "benchmark_rule"
+    assumption = "assumption"
+    derived = "derived"
+
+
+DESCRIPTIONS: dict[Evidence, str] = {
+    Evidence.measured: "result of an audited cross-vendor benchmark (MLPerf)",
+    Evidence.third_party_measured: "an independent measurement quoted with its measurer",
+    Evidence.vendor_measured: "the vendor's own measurement in a paper or report",
+    Evidence.vendor_claim: "a dated vendor speed/price claim",
+    Evidence.vendor_projection: "a claim the vendor itself marks as projected/unreleased",
+    Evidence.paper_reported: "a research paper's authors reporting on their own technique",
+    Evidence.vendor_spec: "datasheet peak figures",
+    Evidence.list_price: "a published price, with the date it was observed",
+    Evidence.benchmark_rule: "a limit set by the benchmark's rules",
+    Evidence.assumption: "an input the user or the docs choose",
+    Evidence.derived: "computed from other rows; lists its inputs and their labels",
+}
+
+# Higher is stronger evidence of what a system actually does. Facts that are not
+# performance evidence (specs, prices, rules) rank with measurements: they are what they are.
+STRENGTH: dict[Evidence, int] = {
+    Evidence.measured: 6,
+    Evidence.list_price: 6,
+    Evidence.benchmark_rule: 6,
+    Evidence.vendor_spec: 5,
+    Evidence.third_party_measured: 4,
+    Evidence.vendor_measured: 3,
+    Evidence.paper_reported: 3,
+    Evidence.vendor_claim: 2,
+    Evidence.assumption: 1,
+    Evidence.vendor_projection: 0,
+    Evidence.derived: 0,
+}
+
+# Which labels each fact table may hold (validation enforces it; curated parsers refuse the
+# rest). Only mlperf_result holds `measured`; a curated file never does.
+CLAIM_LABELS = frozenset({
+    Evidence.third_party_measured, Evidence.vendor_measured, Evidence.vendor_claim,
+    Evidence.vendor_projection, Evidence.paper_reported, Evidence.vendor_spec,
+    Evidence.list_price, Evidence.assumption})
+SPEC_LABELS = frozenset({Evidence.vendor_spec, Evidence.vendor_claim, Evidence.vendor_projection,
+                         Evidence.vendor_measured, Evidence.assumption})
+MODEL_SHAPE_LABELS = frozenset({Evidence.vendor_spec, Evidence.assumption,
+                                Evidence.paper_reported})
+TABLE_LABELS: dict[str, frozenset[Evidence]] = {
+    "mlperf_result": frozenset({Evidence.measured}),
+    "claim": CLAIM_LABELS,
+    "claim_history": CLAIM_LABELS,  # earlier versions of claims: the same labels
+    "hardware_spec": SPEC_LABELS,
+    "model_shape": MODEL_SHAPE_LABELS,
+    "benchmark_rule": frozenset({Evidence.benchmark_rule}),
+    "azure_price": frozenset({Evidence.list_price}),
+}
+
+
+def basis(*labels: str) -> str:
+    """The basis a derived row reports: ``derived: a + b`` over its distinct input labels,
+    strongest first (ties in the vocabulary's order), so the weakest is always visible (e.g.
+    ``derived: measured + assumption``).
+    """
+    order = list(Evidence)
+    distinct = sorted({Evidence(x) for x in labels}, key=lambda e: (-STRENGTH[e], order.index(e)))
+    return "derived: " + " + ".join(e.value for e in distinct)
+
+
+# --------------------------------------------------------------------------- MLPerf
+
+
+class Scenario(StrEnum):
+    """MLPerf Inference scenarios, as the warehouse spells them."""
+
+    Offline = "Offline"
+    Server = "Server"
+    Interactive = "Interactive"
+    SingleStream = "SingleStream"
+    MultiStream = "MultiStream"
+
+
+SCENARIOS = tuple(s.value for s in Scenario)
+THROUGHPUT_SCENARIOS = ("Offline", "Server", "Interactive")
+LATENCY_SCENARIOS = ("Server", "Interactive")  # the scenarios with TTFT/TPOT limits
+STREAM_SCENARIOS = ("SingleStream", "MultiStream")
+DIVISIONS = ("closed", "open")
+AVAILABILITY = ("available", "preview", "rdi")
+
+TOKENS_PER_S, SAMPLES_PER_S, QUERIES_PER_S = "Tokens/s", "Samples/s", "Queries/s"
+THROUGHPUT_UNITS = (TOKENS_PER_S, SAMPLES_PER_S, QUERIES_PER_S, "Tasks/s")
+LATENCY_UNITS = ("Latency (ms)", "Latency (s)")
+POWER_UNITS = ("Watts", "Watts (per query)", "millijoules", "Joules")
+KNOWN_UNITS = THROUGHPUT_UNITS + LATENCY_UNITS + POWER_UNITS
+
+_ACCURACY_SUFFIX = re.compile(r"-(99(\.9)?)$")
+
+
+def normalise_scenario(value: str) -> str | None:
+    """``offline``, ``Single Stream`` → ``Offline``, ``SingleStream``; None when unknown."""
+    key = value.strip().lower().replace(" ", "").replace("_", "")
+    return next((s for s in SCENARIOS if s.lower() == key), None)
+
+
+def normalise_model(model: str) -> str:
+    """``llama3_1-8b`` and ``llama3.1-8b`` meet: lower case, ``_`` between digits becomes ``.``."""
+    return re.sub(r"(?<=\d)_(?=\d)", ".", model.strip().lower())
+
+
+def model_family(model_id: str) -> str:
+    """The model without MLPerf's accuracy-target suffix: ``llama2-70b-99.9`` → ``llama2-70b``."""
+    return _ACCURACY_SUFFIX.sub("", model_id)
+
+
+# --------------------------------------------------------------------------- prices
+
+OFFERS = ("on_demand", "spot", "low_priority", "reservation", "dev_test")
+OPERATING_SYSTEMS = ("linux", "windows")
+PRICE_TYPES = ("Consumption", "Reservation", "DevTestConsumption")
+HOURLY_UNITS = ("1 Hour", "1/Hour", "1 Hours")
+HOURS_IN_TERM = {"1 Year": 8760.0, "3 Years": 26280.0, "5 Years": 43800.0}
+PRICE_BASES = ("list_price", "assumed")
+ASSUMED_RATES = (5.0, 10.0, 15.0)  # USD per accelerator-hour when the caller names none
+
+
+def sql_list(values: Iterable[str]) -> str:
+    """A SQL list literal of fixed vocabulary terms, e.g. ``('Offline', 'Server')`` (for view
+    and rule SQL; never for user input, which is always a bound parameter)."""
+    return "(" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + ")"
