@@ -179,7 +179,7 @@ SELECT r.id || ':' || CAST(rate AS VARCHAR) AS id, r.id AS result_id, r.round, r
        rate * r.total_accelerators / (r.result * 3600.0) * 1e6 AS cost_per_million_tokens,
        'assumed' AS price_basis, """ + _lit(basis(Evidence.measured, Evidence.assumption)) + """ AS basis,
        """ + ASSUMPTION + """ AS weakest_input
-FROM mlperf_result r, (VALUES """ + ", ".join(f"({r})" for r in ASSUMED_RATES) + """) AS rates(rate)
+FROM mlperf_result r, (VALUES """ + ", ".join(f"({r}::DOUBLE)" for r in ASSUMED_RATES) + """) AS rates(rate)
 WHERE NOT r.is_power AND r.units = """ + TOKENS + """ AND r.total_accelerators > 0
 """)
 

@@ -1,0 +1,88 @@
+"""warehouse.derived on hand-made rows: the ratio pairs like with like, per-accelerator and
+assumed-rate figures follow their formulas, every column is commented, and each view's basis
+is what ``vocabulary.basis`` makes of its inputs."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from warehouse.db import insert_rows
+from warehouse.schema import empty_warehouse
+from warehouse.vocabulary import ASSUMED_RATES, basis
+
+
+def row(id: str, scenario: str, result: float, units: str = "Tokens/s", **over) -> dict:
+    base = {"id": id, "round": "v6.1", "organization": "O", "availability": "available",
+            "division": "closed", "system_name": "S", "platform": "P", "model": "m",
+            "model_id": "m", "model_family": "m", "scenario": scenario, "scenario_raw": scenario,
+            "result": result, "units": units, "is_power": False, "accelerator_mix": "single",
+            "total_accelerators": 4, "version": "v6.1", "row_number": 2,
+            "evidence": "measured", "source_snapshot_id": "s"}
+    return {**base, **over}
+
+
+@pytest.fixture
+def con():
+    con = empty_warehouse()
+    insert_rows(con, "mlperf_result", [
+        row("off", "Offline", 1000.0), row("srv", "Server", 600.0),
+        row("int", "Interactive", 250.0),
+        row("watts", "Offline", 5000.0, units="Watts", is_power=True),
+        row("q", "Server", 40.0, units="Queries/s", model_id="n", model_family="n"),
+        row("smp", "Offline", 50.0, units="Samples/s", model_id="n", model_family="n"),
+        row("cpu", "Offline", 10.0, total_accelerators=0, platform="cpu", accelerator_mix="none"),
+    ])
+    return con
+
+
+def test_ratios_pair_like_with_like_and_flag_samples_vs_queries(con):
+    got = {(r[0], r[1]): r[2:] for r in con.execute(
+        "SELECT offline_result_id, other_result_id, ratio, interactive_premium, unit_pairing, "
+        "flagged, basis FROM scenario_ratio").fetchall()}
+    assert set(got) == {("off", "srv"), ("off", "int"), ("smp", "q")}  # power rows never pair
+    assert got[("off", "srv")][:2] == pytest.approx((0.6, 1000 / 600))
+    assert got[("off", "int")][0] == pytest.approx(0.25)
+    assert got[("smp", "q")][2:4] == ("samples_vs_queries", True)
+    assert {g[4] for g in got.values()} == {basis("measured")}
+
+
+def test_per_accelerator_and_assumed_rate_costs(con):
+    per = dict(con.execute("SELECT id, per_accelerator FROM result_per_accelerator").fetchall())
+    assert per == {"off": 250.0, "srv": 150.0, "int": 62.5, "q": 10.0, "smp": 12.5}
+    costs = con.execute("SELECT result_id, rate_per_accelerator_hour, cost_per_million_tokens, "
+                        "basis FROM cost_assumed_rate WHERE result_id = 'srv'").fetchall()
+    assert sorted(c[1] for c in costs) == list(ASSUMED_RATES)
+    for _, rate, cost, b in costs:
+        assert cost == pytest.approx(rate * 4 / (600 * 3600) * 1e6)
+        assert b == basis("measured", "assumption")
+
+
+def test_every_view_column_is_commented_and_lineage_agrees(con):
+    blank = con.execute("SELECT table_name, column_name FROM duckdb_columns() "
+                        "WHERE comment IS NULL AND NOT internal").fetchall()
+    assert blank == []
+    views = {r[0]: r[1] for r in con.execute(
+        "SELECT view_name, comment FROM duckdb_views() WHERE NOT internal").fetchall()}
+    assert all(views.values()) and "scenario_ratio" in views
+    bad = con.execute("SELECT * FROM derived_lineage "
+                      "WHERE NOT contains(reported_basis, weakest_input)").fetchall()
+    assert bad == [] and con.execute("SELECT count(*) FROM derived_lineage").fetchone()[0] > 0
+
+
+def test_latency_bounds_follow_the_rule_of_the_round(con):
+    insert_rows(con, "source_snapshot", [{
+        "id": "doc", "source": "mlperf_rules", "kind": "rules_document", "label": "rules",
+        "url": "u", "fetched_at": datetime(2026, 11, 1, tzinfo=UTC), "sha256": "d" * 64,
+        "byte_size": 1, "parser_version": "p", "raw_path": "r"}])
+    insert_rows(con, "benchmark_rule", [{
+        "id": "doc:m:Server", "model_family": "m", "category": "Server", "scenario": "Server",
+        "ttft_ms": 2000.0, "tpot_ms": 50.0, "reference_tokens": 101.0, "line_number": 1,
+        "quote": "q", "evidence": "benchmark_rule", "source_snapshot_id": "doc"}])
+    [(floor, streams, answer, b)] = con.execute(
+        "SELECT min_tokens_per_s_per_user, max_concurrent_streams, reference_answer_seconds, "
+        "basis FROM latency_bound").fetchall()
+    assert floor == 1000 / 50 and streams == 600 * 50 / 1000
+    assert answer == (2000 + 100 * 50) / 1000
+    assert b == basis("measured", "benchmark_rule")

@@ -1,0 +1,49 @@
+"""warehouse.health over a hand-made run journal: staleness, the health summary, history."""
+
+from __future__ import annotations
+
+from warehouse import health
+
+
+def run(id: str, status: str, **sources: str) -> dict:
+    return {"id": id, "started_at": f"2026-12-0{id}T00:00:00+00:00", "status": status,
+            "message": f"run {id}", "validation": [
+                {"expectation": "e", "success": status != "rejected", "severity": "error"},
+                {"expectation": "w", "success": False, "severity": "warning"}],
+            "sources": [{"source": k, "status": v, "message": f"{k} {v}"}
+                        for k, v in sources.items()]}
+
+
+JOURNAL = [run("3", "partial", mlperf="failed", curated="unchanged"),  # newest first
+           run("2", "rejected", mlperf="updated", curated="updated"),
+           run("1", "published", mlperf="updated", curated="updated")]
+
+
+def test_a_source_whose_last_attempt_failed_is_stale_since_its_last_success():
+    status = health.source_status(JOURNAL)
+    assert status["mlperf"]["stale"] and status["mlperf"]["last_status"] == "failed"
+    # run 2 was rejected: its successful fetch is not what is served
+    assert status["mlperf"]["last_success"] == status["mlperf"]["stale_since"] == JOURNAL[2]["started_at"]
+    assert status["mlperf"]["stale_for_seconds"] > 0
+    assert not status["curated"]["stale"] and status["curated"]["last_success"] == JOURNAL[0]["started_at"]
+
+
+def test_health_summary():
+    validation = [{"expectation": "e", "success": True, "severity": "error"},
+                  {"expectation": "w", "success": False, "severity": "warning"}]
+    got = health.health("snap", None, validation, JOURNAL)
+    assert got["status"] == "ok" and got["validation"] == {"errors": 0, "warnings": ["w"]}
+    assert got["last_refresh"] == {"id": "3", "status": "partial", "message": "run 3",
+                                   "started_at": JOURNAL[0]["started_at"]}
+    assert health.health(None, None, [], [])["status"] == "empty"
+
+
+def test_refresh_history_filters_limits_and_links():
+    got = health.refreshes(JOURNAL, ["published", "rejected"], limit=1)
+    assert got["total"] == 2 and [r["id"] for r in got["rows"]] == ["2"]
+    assert "validation" not in got["rows"][0]
+    assert got["rows"][0]["links"] == {"validation": "/v1/refreshes/2/validation"}
+    assert JOURNAL[1]["validation"]  # the journal itself is not changed
+    one = health.refresh_validation(JOURNAL, "2")
+    assert one["errors"] == 1 and one["warnings"] == 1 and one["status"] == "rejected"
+    assert health.refresh_validation(JOURNAL, "9") is None
