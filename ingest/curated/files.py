@@ -1,14 +1,6 @@
 """The curated files' schemas: what each entry of a file in ``data/`` must say. The allowed
 evidence labels are the vocabulary's (``warehouse.vocabulary``), the same sets validation checks.
-
-Files and what they hold:
-    data/claims.yaml        dated vendor claims, projections, vendor/third-party measurements,
-                            paper results (never `measured`)
-    data/hardware.yaml      accelerators and systems with their peak figures (`vendor_spec`)
-    data/models.yaml        model shapes (`vendor_spec` for real models, `assumption` for the
-                            article's illustrative shapes)
-    data/accelerators.yaml  accelerator ids, their spellings in MLPerf, and the Azure VM sizes
-                            that rent them (with how many per VM)
+Which file holds what: ``ingest.curated.parse``.
 """
 
 from __future__ import annotations
