@@ -42,7 +42,7 @@ class SourceOutcome:
     """What happened to one source in one refresh."""
 
     source: str
-    status: str = "pending"  # while loading; then updated, unchanged or failed
+    status: str = "pending"  # while loading; then updated, unchanged, partial or failed
     rows: int = 0
     bytes_fetched: int = 0
     seconds: float = 0.0
@@ -51,6 +51,20 @@ class SourceOutcome:
     warnings: list[str] = field(default_factory=list)
     details: dict = field(default_factory=dict)
     error: dict | None = None  # a failed source: error type, retryable, context (URLs redacted)
+    stale: dict[str, str] = field(default_factory=dict)  # parts (rounds) that failed: why
+    wrote: bool = False  # rows were written (the new snapshot differs for this source)
+
+    def finish(self, written: int) -> None:
+        """Set the status once every part was tried: ``partial`` when some parts failed (each
+        named in ``stale``), else updated or unchanged by whether rows were written."""
+        self.rows += written
+        self.wrote = self.wrote or written > 0
+        if self.stale:
+            self.status = "partial"
+            self.message = "; ".join(f"{part} kept its last good rows: {why}"
+                                     for part, why in self.stale.items())
+        else:
+            self.status = "updated" if self.wrote else "unchanged"
 
     def fail(self, e: BaseException) -> None:
         """Mark the source failed by ``e``; a project error keeps its type, whether a retry may
@@ -71,7 +85,7 @@ class SourceOutcome:
                 "bytes_fetched": self.bytes_fetched, "seconds": round(self.seconds, 3),
                 "fetch_seconds": round(self.fetch_seconds, 3),
                 "message": self.message, "warnings": self.warnings, "details": self.details,
-                "error": self.error}
+                "error": self.error, "stale": self.stale}
 
 
 @dataclass
@@ -132,14 +146,19 @@ class LoadContext:
             "ORDER BY fetched_at DESC LIMIT 1", [source, label])
         return rows[0] if rows else None
 
+    @staticmethod
+    def snapshot_id(raw: Raw, label: str | None) -> str:
+        """The id ``record`` gives these bytes: content-derived (source, label, sha256), so a
+        parser can tag rows before the bytes are recorded."""
+        return hashlib.sha256(f"{raw.source}\x1f{label}\x1f{raw.sha256}".encode()).hexdigest()[:16]
+
     def record(self, raw: Raw, *, kind: str, label: str | None, parser_version: str,
                defer: bool = False) -> str:
         """Save the raw bytes, record the source snapshot, return its id. With ``defer`` the
         row is queued and written by ``flush_snapshots`` (one bulk insert for many pages; its
         URL is redacted then, as most queued rows are dropped unwritten)."""
         sha = raw.sha256
-        snapshot_id = hashlib.sha256(
-            f"{raw.source}\x1f{label}\x1f{sha}".encode()).hexdigest()[:16]
+        snapshot_id = self.snapshot_id(raw, label)
         raw_path = self.layout.save_raw(raw.body, sha)
         self.outcome.bytes_fetched += len(raw.body)
         row = {"id": snapshot_id, "source": raw.source, "kind": kind, "label": label,

@@ -155,6 +155,7 @@ def refresh(
                     spec.load(ctx)
                     if outcome.status == "pending":  # returned without a change to report
                         outcome.status = "unchanged"
+                    outcome.wrote = outcome.wrote or outcome.status == "updated"
                     stage.commit()
                 except PerfledgerError as e:
                     stage.rollback()
@@ -165,14 +166,14 @@ def refresh(
                     raise
                 finally:
                     outcome.seconds = time.perf_counter() - t
-                if outcome.status == "updated":
+                if outcome.wrote:
                     validation.prewarm()  # GX's import overlaps the sources still loading
                 emit("source", f"{name}: {outcome.status}"
                      + (f" — {outcome.message}" if outcome.message else ""))
             if stage.opened:
                 report.stages["stage"] = stage.seconds
-            failed = [o for o in report.sources if o.status == "failed"]
-            changed = [o for o in report.sources if o.status == "updated"]
+            failed = [o for o in report.sources if o.status in ("failed", "partial")]
+            changed = [o for o in report.sources if o.wrote]
             layout.sync_raw()
             if not changed:
                 stage.discard()
@@ -211,8 +212,9 @@ def refresh(
             t = time.perf_counter()
             report.status = "partial" if failed else "published"
             report.snapshot_id = snapshot_id
-            report.message = ("; ".join(f"{o.source} failed, kept its last good data: {o.message}"
-                                        for o in failed))
+            report.message = ("; ".join(
+                f"{o.source} failed, kept its last good data: {o.message}" if o.status == "failed"
+                else f"{o.source} partly failed: {o.message}" for o in failed))
             report.finished_at = datetime.now(UTC)
             con = duckdb.connect(str(staging))
             _record_run(con, layout, report)

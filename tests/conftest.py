@@ -14,6 +14,7 @@ from tests.helpers import (
     REPO,
     RULES_ADOC,
     SUMMARY_CSV,
+    V51_JSON,
     LocalServer,
     copy_data_dir,
     need_shared,
@@ -92,6 +93,28 @@ def full_warehouse(tmp_path_factory, session_server) -> Path:
     session_server.reset()
     assert report.status == "published", report.as_dict()
     return tmp
+
+
+@pytest.fixture(scope="session")
+def rounds_warehouse(tmp_path_factory) -> Path:
+    """A data directory published once from two rounds in their two formats (the real v5.1
+    summary_results.json and v6.1 summary.csv), the real rules and the curated files."""
+    need_shared(SUMMARY_CSV)
+    need_shared(V51_JSON)
+    need_shared(RULES_ADOC)
+    tmp = tmp_path_factory.mktemp("rounds")
+    sources = full_sources(tmp / "sources.toml",
+                           mlperf=f'rounds = {{ "v5.1" = "{V51_JSON}", "v6.1" = "{SUMMARY_CSV}" }}')
+    report = refresh(make_settings(tmp, sources))
+    assert report.status == "published", report.as_dict()
+    return tmp
+
+
+@pytest.fixture
+def rounds_client(rounds_warehouse, tmp_path, client_for):
+    """An API client over a private copy of the two-round warehouse."""
+    copy_data_dir(rounds_warehouse / "var", tmp_path / "var")
+    return client_for(make_settings(tmp_path, rounds_warehouse / "sources.toml"))
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
 SUMMARY_CSV = SHARED_DATA / "mlperf" / "inference_results_v6.1" / "summary.csv"
+V51_JSON = SHARED_DATA / "mlperf" / "inference_results_v5.1" / "summary_results.json"
 RULES_ADOC = SHARED_DATA / "mlperf" / "inference_policies" / "inference_rules.adoc"
 CASES = REPO / "tests" / "cases"
 

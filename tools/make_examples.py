@@ -2,7 +2,7 @@
 
     .venv/bin/python -m tools.make_examples
 
-Builds a warehouse from the real v6.1 CSV, the rules, the curated files and the Azure
+Builds a warehouse from the real v5.1 JSON and v6.1 CSV, the rules, the curated files and the Azure
 emulator's recorded items, then calls each endpoint once. Rerun it when an endpoint changes;
 tests/api/test_openapi.py fails when an endpoint has no example.
 """
@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from ingest.refresh import refresh
 from tests.conftest import full_sources, make_settings, mount_azure
-from tests.helpers import REPO, LocalServer
+from tests.helpers import REPO, SUMMARY_CSV, V51_JSON, LocalServer
 
 CALLS = {
     "/v1/results": "/v1/results?model=deepseek-r1&scenario=Interactive&system=GB200&limit=1",
@@ -28,6 +28,11 @@ CALLS = {
     "/v1/latency-bounds": "/v1/latency-bounds?model=deepseek-r1&scenario=Interactive&limit=1"
                           "&answer_tokens=1000",
     "/v1/claim-checks": "/v1/claim-checks?vendor=Cerebras&limit=1",
+    "/v1/per-accelerator": "/v1/per-accelerator?model=llama2-70b&scenario=Interactive"
+                           "&organization=AMD&limit=1",
+    "/v1/energy": "/v1/energy?model=llama2-70b&scenario=Offline&limit=1",
+    "/v1/trends": "/v1/trends?accelerator=nvidia-b200-sxm-180gb&model=llama2-70b"
+                  "&scenario=Server&limit=2",
     "/v1/claims": "/v1/claims?vendor=Cerebras&limit=1",
     "/v1/claims/{claim_id}": "/v1/claims/cerebras-llama3.1-405b-969",
     "/v1/hardware": "/v1/hardware?hardware=nvidia-h100-sxm&metric=memory_bandwidth",
@@ -72,7 +77,8 @@ def main() -> None:
     try:
         mount_azure(server, page_size=4)
         tmp = Path(tempfile.mkdtemp(prefix="perfledger-examples-"))
-        settings = make_settings(tmp, full_sources(tmp / "sources.toml", server))
+        rounds = f'rounds = {{ "v5.1" = "{V51_JSON}", "v6.1" = "{SUMMARY_CSV}" }}'
+        settings = make_settings(tmp, full_sources(tmp / "sources.toml", server, mlperf=rounds))
         report = refresh(settings)
         assert report.status == "published", report.message
         client = TestClient(create_app(settings))

@@ -12,11 +12,14 @@ import duckdb
 from warehouse.vocabulary import (
     ASSUMED_RATES,
     LATENCY_SCENARIOS,
+    LATENCY_UNITS,
+    MILLIJOULES_UNIT,
     QUERIES_PER_S,
     SAMPLES_PER_S,
     THROUGHPUT_SCENARIOS,
     THROUGHPUT_UNITS,
     TOKENS_PER_S,
+    WATTS_UNIT,
     Evidence,
     basis,
     sql_list,
@@ -29,6 +32,8 @@ def _lit(text: str) -> str:
 
 # Vocabulary terms as SQL literals, so the views spell nothing by hand.
 TOKENS = _lit(TOKENS_PER_S)
+WATTS = _lit(WATTS_UNIT)
+MILLIJOULES = _lit(MILLIJOULES_UNIT)
 SAMPLES = _lit(SAMPLES_PER_S)
 QUERIES = _lit(QUERIES_PER_S)
 THROUGHPUT = sql_list(THROUGHPUT_SCENARIOS)
@@ -50,11 +55,13 @@ def view(name: str, comment: str, columns: dict[str, str] | None = None):
 
 view("scenario_ratio",
      "Server/Offline and Interactive/Offline throughput ratios for the same system, model, round "
-     "and division. Tokens/s pairs with Tokens/s; Samples/s (Offline) with Queries/s is kept but "
-     "flagged (unit_pairing = samples_vs_queries). Power rows are never paired.",
+     "and division. Tokens/s pairs with Tokens/s; an Offline Samples/s or Tokens/s result with a "
+     "Queries/s one is kept but flagged (unit_pairing = samples_vs_queries or tokens_vs_queries: "
+     "MLPerf reports some benchmarks in two units). Power rows are never paired.",
      {"ratio": "other_result / offline_result",
       "interactive_premium": "offline_result / other_result: the cost multiple of serving under the latency limits",
-      "unit_pairing": "same_units, or samples_vs_queries (MLPerf reports one benchmark in two units)",
+      "unit_pairing": "same_units, samples_vs_queries or tokens_vs_queries (MLPerf reports some "
+                      "benchmarks in two units)",
       "flagged": "True when the pairing is not like-for-like units",
       "offline_result_id": "mlperf_result.id of the Offline row",
       "other_result_id": "mlperf_result.id of the Server/Interactive row",
@@ -71,7 +78,9 @@ SELECT substr(md5(o.id || ':' || x.id), 1, 16) AS id,
        x.result AS other_result, x.units AS other_units,
        x.result / o.result AS ratio,
        o.result / x.result AS interactive_premium,
-       CASE WHEN o.units = x.units THEN 'same_units' ELSE 'samples_vs_queries' END AS unit_pairing,
+       CASE WHEN o.units = x.units THEN 'same_units'
+            WHEN o.units = """ + SAMPLES + """ THEN 'samples_vs_queries'
+            ELSE 'tokens_vs_queries' END AS unit_pairing,
        o.units <> x.units AS flagged,
        o.accelerator_id, o.accelerator_model_name, o.accelerator_mix, o.total_accelerators,
        o.availability, o.inferred AS offline_inferred, x.inferred AS other_inferred,
@@ -82,7 +91,8 @@ JOIN base x
   ON x.round = o.round AND x.division = o.division AND x.organization = o.organization
  AND x.platform = o.platform AND x.model_id = o.model_id
 WHERE o.scenario = 'Offline' AND x.scenario IN """ + LATENCY + """
-  AND (o.units = x.units OR (o.units = """ + SAMPLES + """ AND x.units = """ + QUERIES + """))
+  AND (o.units = x.units OR (o.units IN (""" + SAMPLES + ", " + TOKENS + """)
+                             AND x.units = """ + QUERIES + """))
 """)
 
 view("result_per_accelerator",
@@ -98,9 +108,104 @@ WHERE NOT is_power AND units IN """ + sql_list(THROUGHPUT_UNITS) + """
   AND total_accelerators > 0
 """)
 
+view("energy_efficiency",
+     "Energy efficiency of every throughput result that has a power measurement (a Watts row of "
+     "the same system, model, scenario and round): work per joule = result / watts, and joules "
+     "per unit of work. Tokens/s results give tokens per joule; Samples/s, samples per joule. "
+     "SingleStream/MultiStream results publish energy per query in millijoules: queries per "
+     "joule = 1000 / mJ.",
+     {"watts": "System power during the run (the power row's result, in Watts)",
+      "per_joule": "result / watts (or 1000 / millijoules per query): work per joule",
+      "per_joule_unit": "tokens/J, samples/J, queries/J or tasks/J",
+      "joules_per_unit": "watts / result: joules per token, sample or query",
+      "power_result_id": "mlperf_result.id of the power row"})(
+"""
+SELECT p.id AS id, p.round, p.division, p.organization, p.platform, p.system_name, p.model_id,
+       p.model_family, p.scenario, p.result, p.units, p.total_accelerators, p.accelerator_id,
+       p.availability, w.result AS watts,
+       p.result / w.result AS per_joule,
+       lower(split_part(p.units, '/', 1)) || '/J' AS per_joule_unit,
+       w.result / p.result AS joules_per_unit,
+       p.id AS result_id, w.id AS power_result_id,
+       """ + _lit(basis(Evidence.measured)) + """ AS basis, """ + MEASURED + """ AS weakest_input
+FROM mlperf_result p
+JOIN mlperf_result w
+  ON w.round = p.round AND w.division = p.division AND w.organization = p.organization
+ AND w.platform = p.platform AND w.model_id = p.model_id AND w.scenario = p.scenario
+ AND w.is_power AND w.units = """ + WATTS + """
+WHERE NOT p.is_power AND p.units IN """ + sql_list(THROUGHPUT_UNITS) + """ AND w.result > 0
+UNION ALL
+SELECT p.id, p.round, p.division, p.organization, p.platform, p.system_name, p.model_id,
+       p.model_family, p.scenario, p.result, p.units, p.total_accelerators, p.accelerator_id,
+       p.availability, NULL AS watts,
+       1000.0 / e.result AS per_joule, 'queries/J' AS per_joule_unit,
+       e.result / 1000.0 AS joules_per_unit,
+       p.id, e.id, """ + _lit(basis(Evidence.measured)) + """, """ + MEASURED + """
+FROM mlperf_result p
+JOIN mlperf_result e
+  ON e.round = p.round AND e.division = p.division AND e.organization = p.organization
+ AND e.platform = p.platform AND e.model_id = p.model_id AND e.scenario = p.scenario
+ AND e.is_power AND e.units = """ + MILLIJOULES + """
+WHERE NOT p.is_power AND p.units IN """ + sql_list(LATENCY_UNITS) + """ AND e.result > 0
+""")
+
+
+def round_order(column: str) -> str:
+    """SQL that orders MLPerf rounds by version number (v4.1 < v5.0 < v10.0)."""
+    return (f"list_transform(string_split(ltrim({column}, 'v'), '.'), "
+            "lambda x: TRY_CAST(x AS INTEGER))")
+
+
+def trend_sql(where: str) -> str:
+    """The trend across rounds of the results ``where`` selects (a condition on
+    ``result_per_accelerator``): per accelerator, model family, scenario and units, the best
+    per-accelerator result of each round, the system behind it, and the change against the
+    previous round that has one."""
+    return """
+WITH picked AS (
+    SELECT * FROM result_per_accelerator WHERE accelerator_id IS NOT NULL AND (""" + where + """)
+), best AS (
+    SELECT accelerator_id, model_family, scenario, units, round,
+           arg_max(id, per_accelerator) AS result_id, max(per_accelerator) AS per_accelerator,
+           count(*) AS results
+    FROM picked GROUP BY ALL
+)
+SELECT b.accelerator_id || ':' || b.model_family || ':' || b.scenario || ':' || b.units || ':'
+           || b.round AS id,
+       b.accelerator_id, b.model_family, b.scenario, b.units, b.round, b.per_accelerator,
+       b.results, r.model_id, r.system_name, r.organization, r.division, r.availability,
+       r.framework, r.platform, r.result, r.total_accelerators,
+       lag(b.round) OVER w AS previous_round,
+       lag(b.per_accelerator) OVER w AS previous_per_accelerator,
+       b.per_accelerator / lag(b.per_accelerator) OVER w - 1 AS change_vs_previous,
+       b.result_id, """ + _lit(basis(Evidence.measured)) + """ AS basis,
+       """ + MEASURED + """ AS weakest_input
+FROM best b JOIN mlperf_result r ON r.id = b.result_id
+WINDOW w AS (PARTITION BY b.accelerator_id, b.model_family, b.scenario, b.units
+             ORDER BY """ + round_order("b.round") + """)
+"""
+
+
+view("accelerator_trend",
+     "Trends across rounds for what a buyer can get (closed division, available systems): per "
+     "accelerator, model family, scenario and units, the best per-accelerator result of each "
+     "round, the system behind it, and the change against the previous round that has one "
+     "(how much the same chip gained, mostly from software). /v1/trends computes the same for "
+     "any division, availability and model id.",
+     {"per_accelerator": "Best result / total_accelerators in the round",
+      "results": "Results of the accelerator, family, scenario and units in the round",
+      "previous_round": "The previous round with a result for the same accelerator, family, "
+                        "scenario and units",
+      "previous_per_accelerator": "Its best per-accelerator result",
+      "change_vs_previous": "per_accelerator / previous_per_accelerator - 1"})(
+    trend_sql("division = 'closed' AND availability = 'available'"))
+
+
 view("round_rule",
      "The latency limits each MLPerf round is compared with: the rules document pinned to the "
-     "round in sources.toml, else the latest rules document fetched.")(
+     "round in sources.toml, else the latest rules document fetched.",
+     {"rule_basis": "pinned (the round's pinned rules document) or latest (no pin: the latest "
+                    "document fetched)"})(
 """
 WITH docs AS (
     SELECT id, sha256, fetched_at FROM source_snapshot WHERE kind = 'rules_document'
@@ -109,7 +214,7 @@ WITH docs AS (
 ), rounds AS (
     SELECT DISTINCT round FROM mlperf_result
 )
-SELECT r.round, b.*
+SELECT r.round, CASE WHEN p.sha256 IS NULL THEN 'latest' ELSE 'pinned' END AS rule_basis, b.*
 FROM rounds r
 LEFT JOIN rule_pin p ON p.round = r.round
 JOIN docs d ON (p.sha256 IS NOT NULL AND d.sha256 = p.sha256)
@@ -128,7 +233,7 @@ view("latency_bound",
 """
 SELECT r.id, r.round, r.division, r.organization, r.platform, r.system_name, r.model_id,
        r.model_family, r.scenario, r.result, r.units, r.total_accelerators, r.accelerator_id,
-       r.availability, b.ttft_ms, b.tpot_ms, b.reference_tokens,
+       r.availability, b.ttft_ms, b.tpot_ms, b.reference_tokens, b.rule_basis,
        1000.0 / b.tpot_ms AS min_tokens_per_s_per_user,
        r.result * b.tpot_ms / 1000.0 AS max_concurrent_streams,
        (b.ttft_ms + (round(b.reference_tokens) - 1) * b.tpot_ms) / 1000.0 AS reference_answer_seconds,
@@ -255,6 +360,10 @@ UNION ALL
 SELECT 'accelerator_hour_price', price_id, basis, weakest_input FROM accelerator_hour_price
 UNION ALL
 SELECT 'claim_check', id, basis, weakest_input FROM claim_check
+UNION ALL
+SELECT 'energy_efficiency', id, basis, weakest_input FROM energy_efficiency
+UNION ALL
+SELECT 'result_per_accelerator', id, basis, weakest_input FROM result_per_accelerator
 """)
 
 
@@ -287,6 +396,8 @@ COMMON_COLUMNS = {
     "rate_per_accelerator_hour": "USD per accelerator-hour used for the cost.",
     "cost_per_million_tokens": "rate x total_accelerators / (tokens/s x 3600) x 1e6, in USD.",
     "price_basis": "list_price (Azure) or assumed (a chosen rate).",
+    "rule_basis": "pinned (the round's pinned rules document) or latest (no pin: the latest "
+                  "document fetched).",
 }
 
 

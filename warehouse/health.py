@@ -24,7 +24,7 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
                 entry["last_success"] = run["started_at"]
     now = datetime.now(UTC)
     for entry in out.values():
-        entry["stale"] = entry["last_status"] == "failed"
+        entry["stale"] = entry["last_status"] in ("failed", "partial")
         entry["stale_since"] = entry["last_success"] if entry["stale"] else None
         if entry["stale"] and entry["last_success"]:
             age = now - datetime.fromisoformat(entry["last_success"])

@@ -170,12 +170,92 @@ class LatencyBoundPublic(BaseModel):
     reference_answer_seconds: float | None = col("latency_bound", "reference_answer_seconds")
     result_id: str | None = col("latency_bound", "result_id")
     rule_id: str | None = col("latency_bound", "rule_id")
+    rule_basis: str | None = col("round_rule", "rule_basis")
     basis: str | None = col("latency_bound", "basis")
     weakest_input: str | None = col("latency_bound", "weakest_input")
     answer_tokens: int | None = col("latency_bound", "answer_tokens",
                                     'The answer length asked for (answer_tokens=); NULL when not asked.')
     answer_seconds: float | None = col("latency_bound", "answer_seconds",
                                        '(ttft_ms + (answer_tokens - 1) x tpot_ms) / 1000; NULL when not asked.')
+
+
+class PerAcceleratorPublic(BaseModel):
+    """A throughput result divided by the system's accelerators."""
+
+    id: str | None = col("result_per_accelerator", "id")
+    round: str | None = col("result_per_accelerator", "round")
+    division: str | None = col("result_per_accelerator", "division")
+    organization: str | None = col("result_per_accelerator", "organization")
+    platform: str | None = col("result_per_accelerator", "platform")
+    system_name: str | None = col("result_per_accelerator", "system_name")
+    model_id: str | None = col("result_per_accelerator", "model_id")
+    model_family: str | None = col("result_per_accelerator", "model_family")
+    scenario: str | None = col("result_per_accelerator", "scenario")
+    result: float | None = col("result_per_accelerator", "result")
+    units: str | None = col("result_per_accelerator", "units")
+    total_accelerators: int | None = col("result_per_accelerator", "total_accelerators")
+    accelerator_id: str | None = col("result_per_accelerator", "accelerator_id")
+    accelerator_model_name: str | None = col("result_per_accelerator", "accelerator_model_name")
+    availability: str | None = col("result_per_accelerator", "availability")
+    per_accelerator: float | None = col("result_per_accelerator", "per_accelerator")
+    result_id: str | None = col("result_per_accelerator", "result_id")
+    basis: str | None = col("result_per_accelerator", "basis")
+    weakest_input: str | None = col("result_per_accelerator", "weakest_input")
+
+
+class EnergyPublic(BaseModel):
+    """Work per joule of a throughput (or stream) result with a power measurement."""
+
+    id: str | None = col("energy_efficiency", "id")
+    round: str | None = col("energy_efficiency", "round")
+    division: str | None = col("energy_efficiency", "division")
+    organization: str | None = col("energy_efficiency", "organization")
+    platform: str | None = col("energy_efficiency", "platform")
+    system_name: str | None = col("energy_efficiency", "system_name")
+    model_id: str | None = col("energy_efficiency", "model_id")
+    model_family: str | None = col("energy_efficiency", "model_family")
+    scenario: str | None = col("energy_efficiency", "scenario")
+    result: float | None = col("energy_efficiency", "result")
+    units: str | None = col("energy_efficiency", "units")
+    total_accelerators: int | None = col("energy_efficiency", "total_accelerators")
+    accelerator_id: str | None = col("energy_efficiency", "accelerator_id")
+    availability: str | None = col("energy_efficiency", "availability")
+    watts: float | None = col("energy_efficiency", "watts")
+    per_joule: float | None = col("energy_efficiency", "per_joule")
+    per_joule_unit: str | None = col("energy_efficiency", "per_joule_unit")
+    joules_per_unit: float | None = col("energy_efficiency", "joules_per_unit")
+    result_id: str | None = col("energy_efficiency", "result_id")
+    power_result_id: str | None = col("energy_efficiency", "power_result_id")
+    basis: str | None = col("energy_efficiency", "basis")
+    weakest_input: str | None = col("energy_efficiency", "weakest_input")
+
+
+class TrendPublic(BaseModel):
+    """One round of an accelerator's trend: its best per-accelerator result and the change."""
+
+    id: str | None = col("accelerator_trend", "id")
+    accelerator_id: str | None = col("accelerator_trend", "accelerator_id")
+    model_family: str | None = col("accelerator_trend", "model_family")
+    scenario: str | None = col("accelerator_trend", "scenario")
+    units: str | None = col("accelerator_trend", "units")
+    round: str | None = col("accelerator_trend", "round")
+    per_accelerator: float | None = col("accelerator_trend", "per_accelerator")
+    results: int | None = col("accelerator_trend", "results")
+    model_id: str | None = col("accelerator_trend", "model_id")
+    system_name: str | None = col("accelerator_trend", "system_name")
+    organization: str | None = col("accelerator_trend", "organization")
+    division: str | None = col("accelerator_trend", "division")
+    availability: str | None = col("accelerator_trend", "availability")
+    framework: str | None = col("accelerator_trend", "framework")
+    platform: str | None = col("accelerator_trend", "platform")
+    result: float | None = col("accelerator_trend", "result")
+    total_accelerators: int | None = col("accelerator_trend", "total_accelerators")
+    previous_round: str | None = col("accelerator_trend", "previous_round")
+    previous_per_accelerator: float | None = col("accelerator_trend", "previous_per_accelerator")
+    change_vs_previous: float | None = col("accelerator_trend", "change_vs_previous")
+    result_id: str | None = col("accelerator_trend", "result_id")
+    basis: str | None = col("accelerator_trend", "basis")
+    weakest_input: str | None = col("accelerator_trend", "weakest_input")
 
 
 class CostPublic(BaseModel):
@@ -326,7 +406,9 @@ class EvidenceLabel(BaseModel):
 class Meta(BaseModel):
     snapshot_id: str | None
     rounds: list[str]
-    models: list[str]
+    models: list[str] = Field(description="Model ids (submitted, normalised).")
+    model_families: list[str] = Field(description="Model families (ids without the accuracy "
+                                      "target); every model filter takes a family or an id.")
     organizations: list[str]
     scenarios: list[str]
     accelerators: list[str]

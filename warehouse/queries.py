@@ -9,12 +9,14 @@ are written here, never in a route.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import duckdb
 from pydantic import BaseModel
 
+from warehouse import derived
 from warehouse.db import fetch_dicts, scalar
 from warehouse.exceptions import QueryError
 from warehouse.public import (
@@ -24,14 +26,17 @@ from warehouse.public import (
     ClaimHistoryPublic,
     ClaimPublic,
     CostPublic,
+    EnergyPublic,
     HardwareCatalogPublic,
     LatencyBoundPublic,
     MlperfResultPublic,
     ModelShapePublic,
+    PerAcceleratorPublic,
     PriceCatalogPublic,
     ScenarioRatioPublic,
     SourceLink,
     SourceSnapshotPublic,
+    TrendPublic,
 )
 from warehouse.schema import FACT_TABLES
 from warehouse.vocabulary import (
@@ -39,6 +44,7 @@ from warehouse.vocabulary import (
     TOKENS_PER_S,
     Evidence,
     basis,
+    model_family,
     normalise_model,
 )
 
@@ -72,11 +78,21 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery) -> tuple[int, list[dict], list[str]]:
-    """Return (total rows matching, the page of rows, the column names)."""
+def relation_columns(con: duckdb.DuckDBPyConnection, relation: str) -> frozenset[str]:
+    """The columns a table or view of this snapshot has."""
+    return frozenset(r[0] for r in con.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [relation]).fetchall())
+
+
+def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
+             have: frozenset[str] | None = None) -> tuple[int, list[dict], list[str]]:
+    """Return (total rows matching, the page of rows, the column names). ``have`` is the
+    relation's columns when known (``relation_columns``): a snapshot published before a column
+    existed answers NULL for it instead of failing."""
     out_cols = q.output_columns
     with_source = issubclass(q.public, SourceLink)
     own = [c for c in out_cols if not (with_source and c in SOURCE_COLUMNS)]
+    missing = set() if have is None or q.subquery is not None else set(own) - have
     params: list[object] = []
     if q.subquery is not None:
         sub_sql, sub_params = q.subquery
@@ -84,7 +100,7 @@ def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery) -> tuple[int, list[di
         params.extend(sub_params)
     else:
         source = _quote(q.relation)
-    picked = ", ".join(f"t.{_quote(c)}" for c in own)
+    picked = ", ".join(f"NULL AS {_quote(c)}" if c in missing else f"t.{_quote(c)}" for c in own)
     base = f"SELECT {picked} FROM {source} t"  # noqa: S608 - names from the Public model
     if with_source:
         base = (f"SELECT {picked}, s.source AS source_name, s.url AS source_snapshot_url, "  # noqa: S608
@@ -94,7 +110,7 @@ def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery) -> tuple[int, list[di
     for col, values in q.equals.items():
         if not values:
             continue
-        if col not in own:
+        if col not in own or col in missing:
             raise QueryError(f"cannot filter on {col!r}", param=col)
         where.append(f"t.{_quote(col)} IN ({', '.join('?' * len(values))})")
         params.extend(values)
@@ -164,21 +180,34 @@ class ResultFilter:
     availability: list[str] = field(default_factory=list)
     scenario: list[str] = field(default_factory=list)
 
-    def equals(self) -> dict[str, list]:
-        """The filters as column equality lists (accelerator as an id)."""
-        return {"round": self.round, "division": self.division,
-                "organization": self.organization,
-                "model_id": [normalise_model(m) for m in self.model],
-                "accelerator_id": self.accelerator, "availability": self.availability,
-                "scenario": self.scenario}
+    def conditions(self, alias: str = "t") -> list[tuple[str, list]]:
+        """The filters as SQL conditions on ``alias`` with bound parameters. ``model`` matches
+        a model id or a family (a family matches all its ids), spellings normalised."""
+        out: list[tuple[str, list]] = []
+        for column, values in (("round", self.round), ("division", self.division),
+                               ("organization", self.organization),
+                               ("accelerator_id", self.accelerator),
+                               ("availability", self.availability), ("scenario", self.scenario)):
+            if values:
+                out.append((f"{alias}.{column} IN (SELECT unnest(?::VARCHAR[]))", [values]))
+        if self.model:
+            models = [normalise_model(m) for m in self.model]
+            out.append((f"({alias}.model_id IN (SELECT unnest(?::VARCHAR[])) "
+                        f"OR {alias}.model_family IN (SELECT unnest(?::VARCHAR[])))",
+                        [models, models]))
+        return out
+
+    def query(self, relation: str, public: type[BaseModel]) -> ListQuery:
+        """A list query of ``relation`` with these filters."""
+        return ListQuery(relation=relation, public=public, where=self.conditions())
 
 
 def results_query(f: ResultFilter, *, units: list[str], system: str | None,
                   min_result: float | None, max_result: float | None) -> ListQuery:
     """MLPerf result rows; ``accelerator`` matches an id or the name as published."""
-    q = ListQuery(relation="mlperf_result", public=MlperfResultPublic, equals=f.equals())
+    accs = f.accelerator
+    q = dataclasses.replace(f, accelerator=[]).query("mlperf_result", MlperfResultPublic)
     q.equals["units"] = units
-    accs = q.equals.pop("accelerator_id")
     if accs:
         marks = ", ".join("?" * len(accs))
         q.where.append((f"(t.accelerator_id IN ({marks}) OR t.accelerator_model_name "
@@ -193,7 +222,7 @@ def results_query(f: ResultFilter, *, units: list[str], system: str | None,
 def ratios_query(f: ResultFilter, *, include_flagged: bool, min_ratio: float | None,
                  max_ratio: float | None) -> ListQuery:
     """Server/Offline and Interactive/Offline ratios."""
-    q = ListQuery(relation="scenario_ratio", public=ScenarioRatioPublic, equals=f.equals())
+    q = f.query("scenario_ratio", ScenarioRatioPublic)
     if not include_flagged:
         q.equals["flagged"] = [False]
     if min_ratio is not None or max_ratio is not None:
@@ -203,11 +232,37 @@ def ratios_query(f: ResultFilter, *, include_flagged: bool, min_ratio: float | N
 
 def latency_query(f: ResultFilter, *, answer_tokens: int | None) -> ListQuery:
     """Latency bounds, with the time of an answer of ``answer_tokens`` when asked."""
-    q = ListQuery(relation="latency_bound", public=LatencyBoundPublic, equals=f.equals())
+    q = f.query("latency_bound", LatencyBoundPublic)
     q.subquery = ("SELECT *, ?::INTEGER AS answer_tokens, "
                   "(ttft_ms + (?::INTEGER - 1) * tpot_ms) / 1000.0 AS answer_seconds "
                   "FROM latency_bound", [answer_tokens, answer_tokens])
     return q
+
+
+def per_accelerator_query(f: ResultFilter, *, units: list[str]) -> ListQuery:
+    """Throughput results per accelerator (systems with accelerators only)."""
+    q = f.query("result_per_accelerator", PerAcceleratorPublic)
+    q.equals["units"] = units
+    return q
+
+
+def energy_query(f: ResultFilter, *, units: list[str]) -> ListQuery:
+    """Work per joule of results with a power measurement."""
+    q = f.query("energy_efficiency", EnergyPublic)
+    q.equals["units"] = units
+    return q
+
+
+def trends_query(f: ResultFilter) -> ListQuery:
+    """Per accelerator, model family, scenario and units: the best per-accelerator result of
+    each round among the results ``f`` selects (its division and availability included), with
+    the change against the previous round; oldest round first unless sorted."""
+    conditions = f.conditions("result_per_accelerator")
+    where = " AND ".join(sql for sql, _ in conditions) or "true"
+    params = [p for _, ps in conditions for p in ps]
+    return ListQuery(relation="accelerator_trend", public=TrendPublic,
+                     subquery=(derived.trend_sql(where), params),
+                     sort=["accelerator_id", "model_family", "scenario", "units", "round"])
 
 
 def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region: str,
@@ -268,7 +323,8 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     if not parts:
         raise QueryError("basis must be list_price and/or assumed", param="basis")
     sql = " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts)
-    q = ListQuery(relation="costs", public=CostPublic, equals=f.equals(), subquery=(sql, params))
+    q = f.query("costs", CostPublic)
+    q.subquery = (sql, params)
     q.equals["price_status"] = price_status
     return q
 
@@ -282,10 +338,14 @@ def claim_checks_query(*, round: list[str], vendor: list[str], evidence: list[st
 
 def claims_query(*, vendor: list[str], evidence: list[str], metric: list[str], model: list[str],
                  product: str | None) -> ListQuery:
-    """Curated claims; ``model`` spellings normalised as MLPerf's are."""
+    """Curated claims; ``model`` matches a claim's model or its family, spellings normalised
+    as MLPerf's are."""
     q = ListQuery(relation="claim", public=ClaimPublic, equals={
-        "vendor": vendor, "metric": metric, "model": [normalise_model(m) for m in model],
-        "evidence": evidence})
+        "vendor": vendor, "metric": metric, "evidence": evidence})
+    if model:
+        models = [normalise_model(m) for m in model]
+        q.where.append(("(t.model IN (SELECT unnest(?::VARCHAR[])) "
+                        "OR t.model_family IN (SELECT unnest(?::VARCHAR[])))", [models, models]))
     if product:
         q.contains["product"] = product
     return q
@@ -309,7 +369,7 @@ def models_query(*, illustrative: bool | None) -> ListQuery:
 def rules_query(*, model: list[str], scenario: list[str], current: bool) -> ListQuery:
     """Latency limits; ``current`` keeps the latest rules document's only."""
     q = ListQuery(relation="benchmark_rule", public=BenchmarkRulePublic, equals={
-        "model_family": [normalise_model(m) for m in model], "scenario": scenario})
+        "model_family": [model_family(normalise_model(m)) for m in model], "scenario": scenario})
     if current:
         q.where.append((
             "t.source_snapshot_id = (SELECT id FROM source_snapshot WHERE kind = 'rules_document' "
@@ -410,6 +470,7 @@ def meta(con: duckdb.DuckDBPyConnection) -> dict:
     return {
         "rounds": _distinct(con, "mlperf_result", "round"),
         "models": _distinct(con, "mlperf_result", "model_id"),
+        "model_families": _distinct(con, "mlperf_result", "model_family"),
         "organizations": _distinct(con, "mlperf_result", "organization"),
         "scenarios": _distinct(con, "mlperf_result", "scenario"),
         "accelerators": _distinct(con, "mlperf_result", "accelerator_id"),

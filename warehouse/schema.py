@@ -103,33 +103,35 @@ class ValidationResult(ValidationResultBase, table=True):
 
 class MlperfResultBase(SQLModel):
     id: str = F("Stable id: hash of the natural key.", primary_key=True)
-    round: str = F("MLPerf round, e.g. v6.1 (from the CSV's version column).")
+    round: str = F("MLPerf round, e.g. v6.1 (the file's version column or key).")
     organization: str = F("Submitting organization, as published.")
     availability: str = F("available, preview or rdi (research/development/internal).")
     division: str = F("closed or open.")
-    system_type: str | None = F("datacenter or edge (CSV SystemType).")
-    system_name: str = F("System name, as published (CSV SystemName).")
+    system_type: str | None = F("datacenter or edge (CSV SystemType, JSON Suite).")
+    system_name: str = F("System name, as published (CSV SystemName, JSON System).")
     platform: str = F("Platform id, as published; part of the natural key.")
-    model: str = F("Benchmark model as published (CSV Model), e.g. llama3_1-8b.")
-    mlperf_model: str | None = F("MLPerf benchmark name as published (CSV MlperfModel).")
-    model_id: str = F("Normalised model id: llama3_1-8b and llama3.1-8b both become llama3.1-8b.")
+    model: str = F("Model as submitted (CSV Model, JSON UsedModel), e.g. llama3_1-8b; in the open division many submitted variants share one official model.")
+    mlperf_model: str | None = F("Official MLPerf benchmark model (CSV MlperfModel, JSON Model).")
+    model_id: str = F("Normalised submitted model: llama3_1-8b and llama3.1-8b both become llama3.1-8b; part of the natural key.")
     model_family: str = F("Model id without the accuracy-target suffix (llama2-70b-99.9 -> llama2-70b); joins benchmark_rule.")
     scenario: str = F("Normalised scenario: Offline, Server, Interactive, SingleStream, MultiStream.")
     scenario_raw: str = F("Scenario as published (CSV Scenario), e.g. offline.")
     result: float = Num("The published result, in `units`.")
     units: str = F("Unit of `result`: Tokens/s, Samples/s, Queries/s, Latency (ms), ... ; Watts/millijoules on power rows.")
-    is_power: bool = F("True for power rows (Watts/millijoules), which share the performance row's key but for units.")
+    is_power: bool = F("True for power rows (Watts/millijoules), which share the performance row's key but for units (the CSV publishes them as rows; a JSON record's Power_Result becomes one).")
     accuracy: str | None = F("Accuracy string as published.")
     number_of_nodes: int | None = F("Nodes in the system.")
     host_processor_model_name: str | None = F("Host CPU model.")
     host_processors_per_node: int | None = F("Host CPUs per node.")
     host_processor_core_count: str | None = F("Cores per host CPU, as published (free text in v6.1, e.g. '64(AMD EPYC 9534) and 192(AMD EPYC 9965)').")
     accelerator_model_name: str | None = F("Accelerator as published, e.g. Nvidia B300-SXM-270GB.")
-    accelerator_id: str | None = F("Normalised accelerator id from data/accelerators.yaml; NULL when none or mixed.")
+    accelerator_id: str | None = F("Normalised accelerator id from data/accelerators.yaml (a curated alias, or a rule-based match of an unambiguous new spelling: see accelerator_match); NULL when none, mixed or unmapped.")
+    accelerator_match: str | None = F("How accelerator_id was found: alias (curated spelling) or rule (same vendor, family and memory as one known id); NULL when not mapped.")
     accelerator_vendor: str | None = F("Normalised accelerator vendor (NVIDIA, AMD, Intel, ...).")
     accelerator_mix: str = F("single, mixed (several accelerator kinds) or none (N/A).")
     accelerators_per_node: int | None = F("Accelerators per node.")
-    total_accelerators: int | None = F("Accelerators in the whole system.")
+    total_accelerators: int | None = F("Accelerators in the whole system: as published, or number_of_nodes x accelerators_per_node where the file has no such column; NULL for systems with no accelerator.")
+    total_accelerators_basis: str | None = F("published, computed (nodes x accelerators per node), none (no accelerator) or unknown.")
     location: str | None = F("Path of the result in the round's results repository.")
     framework: str | None = F("Software stack, as published.")
     operating_system: str | None = F("Operating system, as published.")
@@ -142,14 +144,18 @@ class MlperfResultBase(SQLModel):
     weight_data_types: str | None = F("Weight precisions, as published (free text).")
     design_power_watts: float | None = Num("Design power, where published.")
     private_id: str | None = F("CSV PrivateID.")
-    extras: str | None = F("JSON object of CSV columns this parser does not know (kept, not dropped).")
-    row_number: int = F("Line number of the row in the source CSV (header = 1).")
+    system_id: str | None = F("MLCommons' stable system id (JSON ID, e.g. 5.1-0061).")
+    details_url: str | None = F("Link to the submission's results (JSON Details).")
+    code_url: str | None = F("Link to the submission's code (JSON Code).")
+    extras: str | None = F("JSON object of columns or keys this parser does not know (kept, not dropped).")
+    row_number: int = F("Line of the row in the CSV (header = 1), or index of the record in the JSON list (0-based).")
+    source_format: str | None = F("csv (summary.csv) or json (summary_results.json).")
     evidence: str = F("Evidence label; always measured.")
     source_snapshot_id: str = F("source_snapshot.id of the CSV the row was parsed from.")
 
 
 class MlperfResult(MlperfResultBase, table=True):
-    """MLPerf Inference results: every row and column of each round's summary CSV."""
+    """MLPerf Inference results: every row and column of each round's summary (CSV or JSON)."""
 
     __tablename__ = "mlperf_result"
 
@@ -161,6 +167,7 @@ class ClaimBase(SQLModel):
     vendor: str = F("Who makes the claim (or whose product it is about).")
     product: str | None = F("Product or system the figure is about.")
     model: str | None = F("Model the figure is about, where it applies.")
+    model_family: str | None = F("That model without an accuracy-target suffix (normalised), so a model filter can take a family.")
     metric: str = F("What is measured or claimed, e.g. output_tokens_per_s_per_user.")
     value: float = Num("The figure.")
     unit: str = F("Unit of value.")
@@ -269,12 +276,12 @@ class ModelShape(ModelShapeBase, table=True):
 
 
 class AcceleratorAliasBase(SQLModel):
-    alias: str = F("A spelling seen in a source (MLPerf accelerator name, Azure SKU).", primary_key=True)
+    alias: str = F("A spelling seen in a source (MLPerf accelerator name, Azure SKU) or the id itself.", primary_key=True)
     accelerator_id: str | None = F("Accelerator id; NULL for none or mixed.")
     vendor: str | None = F("Accelerator vendor.")
     mix: str = F("single, mixed or none.")
     count: int | None = F("Accelerators per unit (Azure VM size); NULL for MLPerf names.")
-    kind: str = F("mlperf_name or azure_sku.")
+    kind: str = F("mlperf_name, azure_sku, or id (every accelerator id is an alias of itself).")
     file: str = F("Curated file the alias came from.")
     source_snapshot_id: str = F("source_snapshot.id of that file's bytes.")
 
@@ -376,13 +383,32 @@ def _ddl(model: type[SQLModel]) -> str:
     return str(CreateTable(model.__table__).compile(dialect=duckdb_engine.Dialect()))  # type: ignore[attr-defined]
 
 
+def _add_missing_columns(con: duckdb.DuckDBPyConnection, model: type[SQLModel]) -> None:
+    """A table made by an earlier version gains the columns added since (NULL in old rows)."""
+    import duckdb_engine
+
+    table = model.__table__  # type: ignore[attr-defined]
+    have = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() "
+                                      "WHERE table_name = ?", [table.name]).fetchall()}
+    for column in table.columns:
+        if column.name in have:
+            continue
+        kind = column.type.compile(dialect=duckdb_engine.Dialect())
+        con.execute(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}')
+        description = model.model_fields[column.name].description
+        if description:
+            con.execute(f"COMMENT ON COLUMN {table.name}.{column.name} IS $${description}$$")
+
+
 def create_all(con: duckdb.DuckDBPyConnection) -> None:
-    """Create every missing table, with table and column comments."""
+    """Create every missing table, with table and column comments; add the columns a table
+    made by an earlier version lacks."""
     existing = {r[0] for r in con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()}
     for model in TABLES:
         table = model.__table__  # type: ignore[attr-defined]
         if table.name in existing:
+            _add_missing_columns(con, model)
             continue
         con.execute(_ddl(model))
         doc = (model.__doc__ or "").strip().splitlines()[0]

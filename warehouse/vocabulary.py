@@ -118,7 +118,8 @@ AVAILABILITY = ("available", "preview", "rdi")
 TOKENS_PER_S, SAMPLES_PER_S, QUERIES_PER_S = "Tokens/s", "Samples/s", "Queries/s"
 THROUGHPUT_UNITS = (TOKENS_PER_S, SAMPLES_PER_S, QUERIES_PER_S, "Tasks/s")
 LATENCY_UNITS = ("Latency (ms)", "Latency (s)")
-POWER_UNITS = ("Watts", "Watts (per query)", "millijoules", "Joules")
+WATTS_UNIT, MILLIJOULES_UNIT = "Watts", "millijoules"
+POWER_UNITS = (WATTS_UNIT, "Watts (per query)", MILLIJOULES_UNIT, "Joules")
 KNOWN_UNITS = THROUGHPUT_UNITS + LATENCY_UNITS + POWER_UNITS
 
 _ACCURACY_SUFFIX = re.compile(r"-(99(\.9)?)$")

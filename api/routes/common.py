@@ -22,7 +22,7 @@ from api.responses import (
 )
 from api.snapshot import Opened, SnapshotReader
 from warehouse.exceptions import QueryError
-from warehouse.queries import ListQuery, ResultFilter, run_list
+from warehouse.queries import ListQuery, ResultFilter, relation_columns, run_list
 from warehouse.settings import Settings
 from warehouse.vocabulary import (
     AVAILABILITY,
@@ -117,7 +117,10 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
         return hit
     con = opened.con.cursor()
     try:
-        total, rows, cols = run_list(con, q)
+        key = ("columns", q.relation)
+        if q.subquery is None and key not in opened.cache:
+            opened.cache[key] = relation_columns(con, q.relation)
+        total, rows, cols = run_list(con, q, opened.cache.get(key))
     finally:
         con.close()
     return list_response(request, opened, total=total, rows=rows, columns=cols, limit=p.limit,
@@ -177,6 +180,17 @@ def choice(name: str, values: list[str] | None) -> list[str]:
 AsOfSnapshot = Annotated[str | None, Query(
     description="Answer from the snapshot that was current at this date (YYYY-MM-DD, end of day "
                 "UTC) or timestamp; default: the current one.")]
+
+
+def buyer_choice(name: str, values: list[str] | None, default: str) -> list[str]:
+    """A division/availability filter of a route that ranks systems: ``default`` (what a buyer
+    can get) when absent, everything for ``all``."""
+    given = listed(values)
+    if not given:
+        return [default]
+    if any(v.strip().lower() == "all" for v in given):
+        return []
+    return check_choice(name, given, CHOICES[name])
 
 
 def result_filters(round, division, organization, model, accelerator, availability,

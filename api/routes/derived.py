@@ -7,16 +7,27 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from api.routes.common import PageDep, choice, listed, parse_as_of, render_list, result_filters
+from api.routes.common import (
+    PageDep,
+    buyer_choice,
+    choice,
+    listed,
+    parse_as_of,
+    render_list,
+    result_filters,
+)
 from api.routes.prices import AsOf
 from warehouse import queries
 from warehouse.exceptions import QueryError
 from warehouse.public import (
     ClaimCheckPublic,
     CostPublic,
+    EnergyPublic,
     LatencyBoundPublic,
     ListPage,
+    PerAcceleratorPublic,
     ScenarioRatioPublic,
+    TrendPublic,
 )
 from warehouse.vocabulary import ASSUMED_RATES
 
@@ -25,7 +36,8 @@ router = APIRouter(prefix="/v1", tags=["derived"])
 Round = Annotated[list[str] | None, Query(description="MLPerf round, e.g. v6.1.")]
 Division = Annotated[list[str] | None, Query(description="closed or open.")]
 Organization = Annotated[list[str] | None, Query(description="Submitter, e.g. NVIDIA.")]
-Model = Annotated[list[str] | None, Query(description="Model id, e.g. deepseek-r1.")]
+Model = Annotated[list[str] | None, Query(description="Model id or family, e.g. deepseek-r1, "
+                                          "llama2-70b (both accuracy targets) or llama2-70b-99.")]
 Accelerator = Annotated[list[str] | None, Query(description="Accelerator id, e.g. amd-mi355x.")]
 Availability = Annotated[list[str] | None, Query(description="available, preview or rdi.")]
 
@@ -110,3 +122,60 @@ def claim_checks(
     return render_list(request, queries.claim_checks_query(
         round=listed(round), vendor=listed(vendor), evidence=choice("evidence", evidence),
         metric=listed(metric)), p)
+
+
+Units = Annotated[list[str] | None, Query(description="Units, e.g. Tokens/s.")]
+
+
+@router.get("/per-accelerator", summary="Throughput results per accelerator",
+            response_model=ListPage[PerAcceleratorPublic])
+def per_accelerator(
+    request: Request, p: PageDep, round: Round = None, division: Division = None,
+    organization: Organization = None, model: Model = None, accelerator: Accelerator = None,
+    availability: Availability = None,
+    scenario: Annotated[list[str] | None, Query(description="Offline, Server or Interactive.")] = None,
+    units: Units = None,
+) -> Response:
+    """result / total_accelerators (aggregate throughput per accelerator, not per user);
+    systems with no accelerator are left out."""
+    return render_list(request, queries.per_accelerator_query(
+        result_filters(round, division, organization, model, accelerator, availability, scenario),
+        units=listed(units)), p)
+
+
+@router.get("/energy", summary="Energy efficiency: tokens (or samples) per joule",
+            response_model=ListPage[EnergyPublic])
+def energy(
+    request: Request, p: PageDep, round: Round = None, division: Division = None,
+    organization: Organization = None, model: Model = None, accelerator: Accelerator = None,
+    availability: Availability = None,
+    scenario: Annotated[list[str] | None, Query(description="Offline, Server, Interactive, "
+                                                "SingleStream or MultiStream.")] = None,
+    units: Units = None,
+) -> Response:
+    """Every result with a power measurement: result ÷ watts (tokens/J for Tokens/s) and
+    joules per unit; stream scenarios from their energy per query (mJ)."""
+    return render_list(request, queries.energy_query(
+        result_filters(round, division, organization, model, accelerator, availability, scenario),
+        units=listed(units)), p)
+
+
+@router.get("/trends", summary="Trends across rounds: best per-accelerator result per round",
+            response_model=ListPage[TrendPublic])
+def trends(
+    request: Request, p: PageDep,
+    accelerator: Accelerator = None, model: Model = None,
+    scenario: Annotated[list[str] | None, Query(description="Offline, Server or Interactive.")] = None,
+    division: Annotated[list[str] | None, Query(description="closed (default) or open; all for "
+                                                "both.")] = None,
+    availability: Annotated[list[str] | None, Query(description="available (default), preview "
+                                                    "or rdi; all for every system.")] = None,
+    organization: Organization = None,
+) -> Response:
+    """Per accelerator, model family, scenario and units: the best per-accelerator result of
+    each round, the system behind it, and the change against the previous round that has one.
+    Defaults to what a buyer can get (closed division, available systems)."""
+    f = result_filters(None, None, organization, model, accelerator, None, scenario)
+    f.division = buyer_choice("division", division, "closed")
+    f.availability = buyer_choice("availability", availability, "available")
+    return render_list(request, queries.trends_query(f), p)

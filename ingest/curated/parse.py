@@ -28,6 +28,7 @@ from ingest.curated.files import (
 )
 from ingest.http import Raw
 from warehouse.exceptions import CuratedFileError
+from warehouse.vocabulary import model_family, normalise_model
 
 SOURCE = "curated"
 PARSER_VERSION = "curated-yaml/1"
@@ -95,6 +96,7 @@ def rows(parsed: dict[str, BaseModel], snapshots: dict[str, str]) -> dict[str, l
     for c in claims.claims:
         out["claim"].append({
             "id": c.id, "vendor": c.vendor, "product": c.product, "model": c.model,
+            "model_family": model_family(normalise_model(c.model)) if c.model else None,
             "metric": c.metric, "value": c.value, "unit": c.unit, "evidence": c.evidence.value,
             "claimed_on": c.claimed_on, "checked_on": c.source.checked_on,
             "source_title": c.source.title, "source_url": c.source.where, "quote": c.source.quote,
@@ -129,6 +131,9 @@ def rows(parsed: dict[str, BaseModel], snapshots: dict[str, str]) -> dict[str, l
     acc: AcceleratorsFile = parsed["accelerators.yaml"]  # type: ignore[assignment]
     sid = snapshots["accelerators.yaml"]
     for a in acc.accelerators:
+        out["accelerator_alias"].append({
+            "alias": a.id, "accelerator_id": a.id, "vendor": a.vendor, "mix": "single",
+            "count": None, "kind": "id", "file": "accelerators.yaml", "source_snapshot_id": sid})
         for name in a.mlperf_names:
             out["accelerator_alias"].append({
                 "alias": name, "accelerator_id": a.id, "vendor": a.vendor, "mix": "single",

@@ -1,14 +1,17 @@
 """MLPerf Inference results (evidence ``measured``), one file per round.
 
-    parse.py   a round's summary CSV → typed rows (every column kept, normalised beside it)
-    load.py    the sources.toml section; replace a round's rows when its file changed; map
-               accelerator spellings to ids once every source has loaded
-    suite.py   validation rules for mlperf_result
+    parse.py         a round's file → rows; the format recognised from the content
+    csv_format.py    summary.csv         json_format.py   summary_results.json
+    rows.py          the columns both formats fill, the natural key, derived columns
+    load.py          the sources.toml section; each round loaded (or kept stale) on its own
+    accelerators.py  accelerator spellings → ids (curated aliases, then an unambiguous rule)
+    suite.py         validation rules for mlperf_result
 """
 
 from ingest.context import SourceSpec
 from ingest.mlperf import suite
-from ingest.mlperf.load import MlperfConfig, apply_aliases, load
+from ingest.mlperf.accelerators import apply_aliases
+from ingest.mlperf.load import MlperfConfig, load
 
 SPEC = SourceSpec(name="mlperf", config=MlperfConfig, load=load, rules=suite.rules,
-                  finish=apply_aliases, doc="MLPerf Inference results, one summary per round")
+                  finish=apply_aliases, doc="MLPerf Inference results, one summary (CSV or JSON) per round")

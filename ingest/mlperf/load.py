@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import time
 
-import duckdb
 from pydantic import Field
 
 from ingest.context import LoadContext, SourceConfig
-from ingest.http import redact
+from ingest.http import Raw, redact
 from ingest.mlperf.parse import PARSER_VERSION, SOURCE, ParseReport, parse
 from warehouse.db import insert_rows, scalar
+from warehouse.exceptions import ParseError, PerfledgerError, SourceError
 
-DEFAULT_ROUNDS = {
+_PINNED = "https://raw.githubusercontent.com/mlcommons/inference_results_{round}/{commit}/{file}"
+DEFAULT_ROUNDS = {  # pinned commits keep provenance exact; the format is read from the bytes
+    "v4.1": _PINNED.format(round="v4.1", commit="4a0c87411066bd697db46fa44cf6f04fd458f627",
+                           file="summary_results.json"),
+    "v5.1": _PINNED.format(round="v5.1", commit="029742c79b1ec561e2f5a25d7daa585d2beebde1",
+                           file="summary_results.json"),
+    "v6.0": _PINNED.format(round="v6.0", commit="ab33b2144a9f822f69d24f78569f993d195ee7e5",
+                           file="summary_results.json"),
     "v6.1": "https://raw.githubusercontent.com/mlcommons/inference_results_v6.1/main/summary.csv",
 }
 
@@ -24,63 +31,60 @@ class MlperfConfig(SourceConfig):
 
 
 def load(ctx: LoadContext) -> None:
-    """Each configured round: fetch the summary CSV, and replace that round's rows if it changed."""
+    """Each configured round on its own: fetch, parse (format recognised from the content),
+    check, and replace that round's rows. A round that fails (unreachable, unparseable, empty,
+    shrunk) keeps its last good rows and is named stale; the other rounds still land."""
     cfg = ctx.config
     assert isinstance(cfg, MlperfConfig)
-    updated = 0
+    written = 0
     for round_name, url in cfg.rounds.items():
-        url = ctx.resolve(url)
-        prev = ctx.previous(SOURCE, round_name)
-        started = time.perf_counter()
-        raw = ctx.fetch(url, SOURCE, prev)
-        detail: dict = {"url": redact(url), "fetch_seconds": round(time.perf_counter() - started, 3)}
+        detail: dict = {"url": redact(ctx.resolve(url))}
         ctx.outcome.details[round_name] = detail
-        if raw.not_modified or (prev and prev["sha256"] == raw.sha256):
-            detail["status"] = "unchanged (304)" if raw.not_modified else "unchanged (same sha256)"
-            continue
-        snapshot_id = ctx.record(raw, kind="mlperf_summary", label=round_name,
-                                 parser_version=PARSER_VERSION)
-        report = ParseReport()
-        started = time.perf_counter()
-        rows = list(parse(raw, snapshot_id=snapshot_id, report=report))
-        detail["parse_seconds"] = round(time.perf_counter() - started, 3)
-        ctx.outcome.warnings.extend(report.warnings)
-        wrong_round = {r["round"] for r in rows} - {round_name}
-        if wrong_round:
-            ctx.outcome.warnings.append(
-                f"mlperf: {round_name} file has rows for round(s) {sorted(wrong_round)}; "
-                "kept under their published version")
-        rounds = sorted({r["round"] for r in rows} | {round_name})
-        marks = ",".join("?" * len(rounds))
-        old = scalar(ctx.con, f"SELECT count(*) FROM mlperf_result WHERE round IN ({marks})",  # noqa: S608
-                     rounds)
-        ctx.check_shrink(f"mlperf {round_name}", old, len(rows))
-        ctx.con.execute(f"DELETE FROM mlperf_result WHERE round IN ({marks})", rounds)  # noqa: S608
-        insert_rows(ctx.con, "mlperf_result", rows)
-        detail.update(status="updated", rows=len(rows), sha256=raw.sha256)
-        updated += len(rows)
-    ctx.outcome.rows = updated
-    ctx.outcome.status = "updated" if updated else "unchanged"
+        try:
+            written += _load_round(ctx, round_name, ctx.resolve(url), detail)
+        except PerfledgerError as e:
+            detail.update(status="failed", message=str(e))
+            ctx.outcome.stale[round_name] = str(e)
+    if ctx.outcome.stale and len(ctx.outcome.stale) == len(cfg.rounds):
+        raise SourceError("; ".join(ctx.outcome.stale.values()), source=SOURCE)
+    ctx.outcome.finish(written)
 
 
-def apply_aliases(con: duckdb.DuckDBPyConnection) -> dict:
-    """Map each result's published accelerator name to an accelerator id via the curated aliases.
-
-    Returns the mapping coverage: rows with an accelerator, rows mapped, names not mapped.
-    """
-    con.execute("""
-        UPDATE mlperf_result AS r
-        SET accelerator_id = a.accelerator_id,
-            accelerator_vendor = coalesce(a.vendor, r.accelerator_vendor),
-            accelerator_mix = a.mix
-        FROM accelerator_alias AS a
-        WHERE a.kind = 'mlperf_name' AND a.alias = r.accelerator_model_name
-    """)
-    unmapped = [r[0] for r in con.execute("""
-        SELECT DISTINCT accelerator_model_name FROM mlperf_result
-        WHERE accelerator_mix = 'single' AND accelerator_id IS NULL ORDER BY 1""").fetchall()]
-    total, mapped = con.execute("""
-        SELECT count(*) FILTER (WHERE accelerator_mix = 'single'),
-               count(*) FILTER (WHERE accelerator_mix = 'single' AND accelerator_id IS NOT NULL)
-        FROM mlperf_result""").fetchone() or (0, 0)
-    return {"rows_with_accelerator": total, "rows_mapped": mapped, "unmapped_names": unmapped}
+def _load_round(ctx: LoadContext, round_name: str, url: str, detail: dict) -> int:
+    """One round; returns the rows written (0 when its file has not changed)."""
+    prev = ctx.previous(SOURCE, round_name)
+    started = time.perf_counter()
+    raw = ctx.fetch(url, SOURCE, prev)
+    detail["fetch_seconds"] = round(time.perf_counter() - started, 3)
+    reparse = prev is not None and prev["parser_version"] != PARSER_VERSION
+    if not reparse and (raw.not_modified or (prev and prev["sha256"] == raw.sha256)):
+        detail["status"] = "unchanged (304)" if raw.not_modified else "unchanged (same sha256)"
+        return 0
+    if raw.not_modified:  # a newer parser must read the bytes it already has
+        assert prev is not None
+        raw = Raw(source=SOURCE, url=prev["url"], body=ctx.layout.raw_path(prev["sha256"])
+                  .read_bytes(), fetched_at=prev["fetched_at"], etag=prev["etag"],
+                  last_modified=prev["last_modified"])
+    report = ParseReport()
+    started = time.perf_counter()
+    rows = list(parse(raw, round_name=round_name, snapshot_id=ctx.snapshot_id(raw, round_name),
+                      report=report))
+    detail["parse_seconds"] = round(time.perf_counter() - started, 3)
+    ctx.outcome.warnings.extend(report.warnings)
+    if not rows:
+        raise ParseError(f"{SOURCE} {round_name}: the file has no results", source=SOURCE)
+    wrong_round = {r["round"] for r in rows} - {round_name}
+    if wrong_round:
+        ctx.outcome.warnings.append(
+            f"{SOURCE} {round_name}: the file has rows for round(s) {sorted(wrong_round)}; "
+            "kept under their published version")
+    rounds = sorted({r["round"] for r in rows} | {round_name})
+    old = scalar(ctx.reader, "SELECT count(*) FROM mlperf_result WHERE list_contains(?, round)",
+                 [rounds])
+    ctx.check_shrink(f"{SOURCE} {round_name}", old, len(rows))
+    ctx.record(raw, kind="mlperf_summary", label=round_name, parser_version=PARSER_VERSION)
+    ctx.con.execute("DELETE FROM mlperf_result WHERE list_contains(?, round)", [rounds])
+    insert_rows(ctx.con, "mlperf_result", rows)
+    detail.update(status="updated", rows=len(rows), sha256=raw.sha256,
+                  format=rows[0]["source_format"])
+    return len(rows)

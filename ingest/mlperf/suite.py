@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ingest.mlperf.parse import NATURAL_KEY
+from ingest.mlperf.rows import NATURAL_KEY
 from warehouse.suites import WARNING, Rule, in_set, rows, unique
 from warehouse.vocabulary import (
     AVAILABILITY,

@@ -19,7 +19,7 @@ T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
 def result(i: int, **over) -> dict:
-    row = {"id": f"r{i:02d}", "round": "v6.1", "organization": "Org%d" % (i % 3),
+    row = {"id": f"r{i:02d}", "round": "v6.1", "organization": f"Org{i % 3}",
            "availability": "available", "division": "closed", "system_name": f"System_{i}",
            "platform": f"p{i}", "model": "llama3_1-8b", "model_id": "llama3.1-8b",
            "model_family": "llama3.1-8b", "scenario": "Offline", "scenario_raw": "offline",

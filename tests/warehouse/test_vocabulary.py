@@ -13,7 +13,7 @@ from ingest.azure_prices import suite as price_suite
 from ingest.azure_prices.parse import parse as parse_prices
 from ingest.curated.files import ClaimEntry, ModelEntry, Spec
 from ingest.http import Raw
-from ingest.mlperf import parse as mlperf_parse
+from ingest.mlperf import rows as mlperf_parse
 from ingest.mlperf import suite as mlperf_suite
 from ingest.refresh import all_rules
 from tests.helpers import REPO

@@ -13,7 +13,7 @@ import yaml
 
 from ingest.curated import parse as curated
 from ingest.http import Raw
-from ingest.mlperf import parse as mlperf
+from ingest.mlperf import rows as mlperf
 from tests.helpers import REPO, SUMMARY_CSV, need_shared
 from warehouse.exceptions import CuratedFileError
 

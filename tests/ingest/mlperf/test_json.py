@@ -1,0 +1,162 @@
+"""MLCommons' summary_results.json (ingest.mlperf.json_format through parse): the real v5.1
+file, format recognition from the content, and bad input naming round, record and key."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import UTC, datetime
+
+import pytest
+
+from ingest.http import Raw
+from ingest.mlperf.parse import ParseReport, parse
+from tests.helpers import SHARED_DATA, need_shared
+from warehouse.exceptions import ParseError
+
+V51 = SHARED_DATA / "mlperf" / "inference_results_v5.1" / "summary_results.json"
+
+
+def raw_of(body: bytes, url: str = "https://example.org/summary.csv") -> Raw:
+    """Bytes at a URL whose name says nothing true about the format (it is read from them)."""
+    return Raw(source="mlperf", url=url, body=body, fetched_at=datetime.now(UTC))
+
+
+def rows_of(records: list | dict | str, round_name: str = "v5.1") -> list[dict]:
+    body = records if isinstance(records, str) else json.dumps(records)
+    return list(parse(raw_of(body.encode()), round_name=round_name, snapshot_id="s"))
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict]:
+    return json.loads(need_shared(V51).read_text())
+
+
+@pytest.fixture(scope="module")
+def parsed(records) -> tuple[list[dict], ParseReport]:
+    report = ParseReport()
+    rows = list(parse(raw_of(V51.read_bytes()), round_name="v5.1", snapshot_id="s",
+                      report=report))
+    return rows, report
+
+
+def test_every_record_lands_once(records, parsed):
+    rows, _ = parsed
+    perf = [r for r in rows if not r["is_power"]]
+    assert len(records) == len(perf) == 1448
+    assert [r["row_number"] for r in perf] == list(range(1448))
+    expected = Counter((r["Category"], r["Scenario"], r["Performance_Units"]) for r in records)
+    assert Counter((r["division"], r["scenario"], r["units"]) for r in perf) == expected
+    assert len({r["id"] for r in rows}) == len(rows)
+    assert {r["source_format"] for r in rows} == {"json"} and {r["round"] for r in rows} == {"v5.1"}
+
+
+def test_keys_map_onto_the_csv_columns(records, parsed):
+    rows, report = parsed
+    perf = [r for r in rows if not r["is_power"]]
+    for record, row in zip(records, perf, strict=True):
+        assert row["organization"] == record["Submitter"]
+        assert row["model"] == record["UsedModel"] and row["mlperf_model"] == record["Model"]
+        assert row["system_id"] == record["ID"] and row["details_url"] == record["Details"]
+        assert row["result"] == record["Performance_Result"]
+        assert row["framework"] == (record["Software"] or None)
+    assert any("ColorKey" in w for w in report.warnings)
+    assert json.loads(perf[0]["extras"])["ColorKey"] == records[0]["ColorKey"]
+
+
+def test_open_division_variants_of_one_official_model_stay_apart(records, parsed):
+    rows, _ = parsed
+    variants = {r["UsedModel"] for r in records if r["Model"] == "resnet"}
+    assert len(variants) > 10
+    landed = {r["model"] for r in rows if r["mlperf_model"] == "resnet"}
+    assert landed == variants
+
+
+def test_total_accelerators_is_nodes_times_accelerators_per_node(records, parsed):
+    rows, _ = parsed
+    perf = [r for r in rows if not r["is_power"]]
+    checked = 0
+    for record, row in zip(records, perf, strict=True):
+        if record["a#"] == "":  # no accelerator count: never a per-accelerator figure or cost
+            assert row["total_accelerators"] is None
+            assert row["total_accelerators_basis"] == (
+                "none" if record["Accelerator"] in ("", "N/A") else "unknown")
+        elif "(x" not in record["Accelerator"]:
+            assert row["total_accelerators"] == record["Nodes"] * int(record["a#"])
+            assert row["total_accelerators_basis"] == "computed"
+            checked += 1
+    assert checked > 500
+    [multi] = [r for r in perf if r["number_of_nodes"] == 18][:1]
+    assert multi["total_accelerators"] == 18 * multi["accelerators_per_node"]
+
+
+def test_power_is_its_own_row_joined_by_key(records, parsed):
+    rows, _ = parsed
+    with_power = [r for r in records if "Power_Result" in r]
+    power = [r for r in rows if r["is_power"]]
+    assert len(power) == len(with_power) == 24
+    by_key = {(r["platform"], r["model"], r["scenario"]): r for r in rows if not r["is_power"]}
+    for record, row in zip(with_power, power, strict=True):
+        assert row["result"] == record["Power_Result"] and row["units"] == record["Power_Units"]
+        perf = by_key[(record["Platform"], record["UsedModel"], record["Scenario"])]
+        assert perf["result"] == record["Performance_Result"] and perf["id"] != row["id"]
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"results": []}, "v4.1: JSON but not a list of result objects (found an object with keys results)"),
+    ([1, 2], "v4.1: record 0: not an object"),
+    ("<!DOCTYPE html><html>rate limited</html>", "v4.1: neither a JSON list of result objects "
+                                                  "nor a summary CSV (the file starts '<!DOCTYPE html>"),
+    ("[{\"ID\": 1,", "v4.1: not valid JSON"),
+])
+def test_a_file_that_is_not_a_summary_names_the_round_and_what_was_found(body, message):
+    with pytest.raises(ParseError) as e:
+        rows_of(body, "v4.1")
+    assert message in str(e.value)
+
+
+def record(**over) -> dict:
+    base = {"ID": "9.9-0001", "Submitter": "Acme", "Availability": "available",
+            "Category": "closed", "Suite": "datacenter", "System": "Box", "Platform": "box",
+            "UsedModel": "llama2-70b-99", "Model": "llama2-70b-99", "Scenario": "Offline",
+            "Nodes": 2, "Accelerator": "NVIDIA H100-SXM-80GB", "a#": 8, "version": "v9.9",
+            "Performance_Result": 1000.5, "Performance_Units": "Tokens/s"}
+    return {**base, **over}
+
+
+@pytest.mark.parametrize("bad, field", [
+    ({"Performance_Result": None}, "Performance_Result"),
+    ({"Performance_Units": ""}, "Performance_Units"),
+    ({"Performance_Result": "fast"}, "Performance_Result"),
+    ({"Performance_Result": True}, "Performance_Result"),
+    ({"a#": 2.5}, "a#"),
+    ({"Scenario": "Warp"}, "Scenario"),
+])
+def test_a_bad_record_names_round_record_and_key(bad, field):
+    with pytest.raises(ParseError) as e:
+        rows_of([record(), record(Platform="other", **bad)], "v9.9")
+    assert str(e.value).startswith("mlperf v9.9: record 1")
+    assert field in str(e.value) and e.value.context["record"] == 1
+
+
+def test_a_duplicate_key_names_both_records():
+    with pytest.raises(ParseError, match="record 1 repeats the natural key of record 0"):
+        rows_of([record(), record(ID="other id")], "v9.9")
+
+
+def test_missing_keys_are_null_and_power_units_must_be_power():
+    [row] = rows_of([{k: v for k, v in record().items() if k not in ("Suite", "Nodes")}], "v9.9")
+    assert row["system_type"] is None and row["number_of_nodes"] is None
+    assert row["total_accelerators"] is None and row["total_accelerators_basis"] == "unknown"
+    with pytest.raises(ParseError, match="Power_Units: 'Tokens/s' is not a power unit"):
+        rows_of([record(Power_Result=5.0, Power_Units="Tokens/s")], "v9.9")
+
+
+def test_a_json_file_at_a_csv_url_is_read_as_json_and_the_csv_at_a_json_url_as_csv():
+    [row] = rows_of([record()], "v9.9")
+    assert row["source_format"] == "json" and row["total_accelerators"] == 16
+    csv_body = (b"Organization,Availability,Division,Platform,Model,Scenario,Result,Units,version\n"
+                b"Acme,available,closed,box,llama2-70b-99,Offline,10,Tokens/s,v9.9\n")
+    [row] = list(parse(raw_of(csv_body, "https://x/summary_results.json"), round_name="v9.9",
+                       snapshot_id="s"))
+    assert row["source_format"] == "csv"
