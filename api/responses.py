@@ -84,11 +84,25 @@ def _clean(rows: list[dict]) -> list[dict]:
 
 
 def etag_for(request: Request, opened: Opened) -> str:
-    """A strong ETag from the snapshot id, the path, the query and the negotiated format."""
-    key = "\x1f".join([opened.id or "empty", request.url.path,
-                       "&".join(sorted(request.url.query.split("&"))),
+    """A strong ETag (also the response cache's key) from everything the body depends on: the
+    snapshot id, the path, the query as sent (the order of repeated parameters is significant:
+    ``sort=a&sort=b`` is not ``sort=b&sort=a``) and the negotiated format. Links in a body are
+    built from the configured public URL, never from the Host header, so no header can make
+    one client's body differ from another's."""
+    key = "\x1f".join([opened.id or "empty", request.url.path, request.url.query,
                        request.headers.get("accept", "")])
     return '"' + hashlib.sha256(key.encode()).hexdigest()[:32] + '"'
+
+
+def public_link(request: Request, **params: object) -> str:
+    """This request's URL with ``params`` set, at the configured public URL (the Host header
+    is never trusted for links)."""
+    from urllib.parse import urlsplit
+
+    base = urlsplit(request.app.state.settings.public_url)
+    url = request.url.include_query_params(**params)
+    return str(url.replace(scheme=base.scheme, netloc=base.netloc,
+                           path=base.path.rstrip("/") + url.path))
 
 
 def cache_headers(request: Request, opened: Opened, max_age: int) -> dict[str, str]:
@@ -220,7 +234,7 @@ def list_response(request: Request, opened: Opened, *, total: int, rows: list[di
         return Response(out.getvalue(), media_type=MEDIA[f], headers=headers)
     nxt = None
     if offset + limit < total:
-        nxt = str(request.url.include_query_params(offset=offset + limit, limit=limit))
+        nxt = public_link(request, offset=offset + limit, limit=limit)
     envelope = {"snapshot_id": opened.id, "total": total, "limit": limit, "offset": offset,
                 "next": nxt, "rows": _clean(rows)}
     body = dumps(envelope)

@@ -15,6 +15,7 @@ import typer
 
 from ingest.registry import SOURCES
 from warehouse.exceptions import PerfledgerError
+from warehouse.redact import redact_text
 from warehouse.settings import Settings
 from warehouse.store import Layout
 
@@ -26,9 +27,22 @@ def _settings() -> Settings:
     return Settings()
 
 
-def _fail(e: PerfledgerError) -> None:
-    typer.echo(f"{type(e).__name__}: {e}", err=True)
-    raise typer.Exit(1)
+EXIT_LOCKED = 75  # EX_TEMPFAIL: another refresh holds the lock ("busy", not "broken")
+
+
+def _fail(e: PerfledgerError, code: int = 1) -> None:
+    typer.echo(redact_text(f"{type(e).__name__}: {' '.join(str(e).split())}"), err=True)
+    raise typer.Exit(code)
+
+
+def _log_line(level: str, event: str, message: str, **fields: object) -> None:
+    """One JSON object on standard error (``--log-json``); every URL in it redacted."""
+    from datetime import UTC, datetime
+
+    line = {"time": datetime.now(UTC).isoformat(), "level": level, "event": event,
+            "source": None, "status": None, "rows": None, "seconds": None, **fields,
+            "message": redact_text(message)}
+    print(json.dumps(line, default=str), file=sys.stderr, flush=True)
 
 
 @app.command()
@@ -44,9 +58,10 @@ def refresh(
                                         "before giving up (default: do not wait).")] = 0.0,
 ) -> None:
     """Pull every source, validate, publish a new snapshot (exit 0), or publish nothing and say
-    why (exit 1). Safe to run any time: locked, idempotent, kill-safe."""
+    why (exit 1; also when a source or a round failed and the rest was published). Exit 75
+    when another refresh holds the lock (busy, not broken). Safe to run any time: locked,
+    idempotent, kill-safe."""
     import time
-    from datetime import UTC, datetime
 
     from ingest.refresh import refresh as run_refresh
     from warehouse.exceptions import RefreshLocked
@@ -61,12 +76,17 @@ def refresh(
 
     def event(kind: str, text: str) -> None:
         if log_json:
-            print(json.dumps({"time": datetime.now(UTC).isoformat(), "event": kind,
-                              "message": text}), file=sys.stderr, flush=True)
+            fields: dict[str, object] = {}
+            if kind in ("source", "progress"):
+                name, _, rest = text.partition(": ")
+                fields = {"source": name, "status": rest.split(" — ")[0] if kind == "source"
+                          else None}
+            _log_line("info", kind, text, **fields)
         elif progress is not None:
             progress.update(f"{kind}: {text}")
 
-    deadline = time.monotonic() + wait
+    started = time.monotonic()
+    deadline = started + wait
     try:
         while True:
             try:
@@ -77,7 +97,16 @@ def refresh(
                 if time.monotonic() >= deadline:
                     raise
                 time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+    except RefreshLocked as e:
+        if log_json:
+            _log_line("error", "locked", str(e), status="busy")
+            raise typer.Exit(EXIT_LOCKED) from None
+        _fail(e, EXIT_LOCKED)
+        return
     except PerfledgerError as e:
+        if log_json:
+            _log_line("error", "error", f"{type(e).__name__}: {e}", status="failed")
+            raise typer.Exit(1) from None
         _fail(e)
         return
     finally:
@@ -85,8 +114,18 @@ def refresh(
             progress.stop()
     if report:
         report.write_text(json.dumps(result.as_dict(), indent=2, default=str))
-    for line in result.summary_lines():
-        typer.echo(json.dumps({"event": "summary", "message": line}) if log_json else line)
+    if log_json:
+        for s in result.sources:
+            _log_line("warning" if s.status in ("failed", "partial") else "info", "summary",
+                      s.message or s.status, source=s.source, status=s.status, rows=s.rows,
+                      seconds=round(s.seconds, 3))
+        _log_line("info" if result.exit_code == 0 else "error", "summary",
+                  result.summary_lines()[-1], status=result.status,
+                  rows=sum(s.rows for s in result.sources),
+                  seconds=round(time.monotonic() - started, 3))
+    else:
+        for line in result.summary_lines():
+            typer.echo(line)
     raise typer.Exit(result.exit_code)
 
 
@@ -115,7 +154,9 @@ def serve(
     os.environ["PERFLEDGER_SOURCES"] = str(s.sources.resolve())
     uvicorn.run("api.app:create_app", factory=True, host=host or s.api_host,
                 port=port or s.api_port, workers=workers or s.api_workers, log_level="info",
-                access_log=s.api_access_log)
+                access_log=s.api_access_log, proxy_headers=True,
+                forwarded_allow_ips=s.api_forwarded_allow_ips,
+                timeout_graceful_shutdown=s.api_shutdown_timeout)
 
 
 @app.command()

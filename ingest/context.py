@@ -21,9 +21,10 @@ import duckdb
 import httpx
 from pydantic import BaseModel, ConfigDict
 
-from ingest.http import Raw, RetryPolicy, fetch_bytes, redact, resolve_url
+from ingest.http import Raw, RetryPolicy, fetch_bytes, resolve_url
 from warehouse.db import fetch_dicts, insert_rows, scalar
 from warehouse.exceptions import PerfledgerError, ShrinkError
+from warehouse.redact import redact
 from warehouse.staging import Staging
 from warehouse.store import Layout
 from warehouse.suites import Rule
@@ -103,6 +104,9 @@ class LoadContext:
     accept_shrink: bool = False
     today: str = ""
     changing: Callable[[], None] = lambda: None  # a loader calls it once it knows rows will change
+    emit: Callable[[str, str], None] = lambda kind, text: None  # progress for the operator
+    deadline: float | None = None  # time.monotonic() by which the source must be done
+    request_seconds: float = 300.0  # the most one request (retries included) may take
     _pending: list[dict] = field(default_factory=list)
 
     def resolve(self, url: str) -> str:
@@ -130,13 +134,19 @@ class LoadContext:
         finally:
             self.outcome.fetch_seconds += time.perf_counter() - started
 
+    def request_deadline(self) -> float:
+        """When a request starting now must be done: its own limit, or the source's."""
+        own = time.monotonic() + self.request_seconds
+        return own if self.deadline is None else min(own, self.deadline)
+
     def fetch(self, url: str, source: str, prev: dict | None) -> Raw:
         """GET one URL (or read one file) as ``source``, conditionally on ``prev``'s ETag /
-        Last-Modified, timed as fetching."""
+        Last-Modified, within the request and source deadlines, timed as fetching."""
         with self.fetching():
             return fetch_bytes(self.client, url, source=source, policy=self.policy,
                                etag=prev["etag"] if prev else None,
-                               last_modified=prev["last_modified"] if prev else None)
+                               last_modified=prev["last_modified"] if prev else None,
+                               deadline=self.request_deadline())
 
     def previous(self, source: str, label: str | None) -> dict | None:
         """The latest source snapshot recorded for this source and label."""
@@ -188,6 +198,19 @@ class LoadContext:
     def discard_snapshots(self) -> None:
         """Forget the queued source snapshot rows (their source turned out unchanged)."""
         self._pending.clear()
+
+    def check_entities(self, what: str, old: set, new: set) -> None:
+        """Refuse a source in which things it had (a model's limits, a model's results in a
+        round) are gone, naming them (unless accepted): a reworded or broken source, not a
+        real removal, until someone says otherwise."""
+        gone = sorted(old - new, key=str)
+        if gone and not self.accept_shrink:
+            shown = ", ".join(" ".join(str(x) for x in g) if isinstance(g, tuple) else str(g)
+                              for g in gone[:10]) + (" …" if len(gone) > 10 else "")
+            raise ShrinkError(
+                f"{what}: {len(gone)} entr{'y' if len(gone) == 1 else 'ies'} the last good refresh "
+                f"had {'is' if len(gone) == 1 else 'are'} missing: {shown}; looks like a broken "
+                "or reworded source — rerun with --accept-shrink if it is real")
 
     def check_shrink(self, what: str, old: int, new: int) -> None:
         """Refuse a source that suddenly returns far fewer rows (unless accepted)."""

@@ -10,34 +10,21 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
-import re
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit
 
 import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity.stop import stop_base
 
 from warehouse.exceptions import FetchError
+from warehouse.redact import redact, redact_text
 
 USER_AGENT = "perfledger/0.1 (+https://github.com/perfledger; LLM-inference evidence warehouse)"
-_SECRET_PARAM = re.compile(
-    r"(?i)(?<![^&])((?:api[_-]?)?key|access_token|token|sig|signature|secret|password|code)=[^&]*")
-
-
-def redact(url: str) -> str:
-    """A URL safe to print: credentials and secret-looking query values removed."""
-    parts = urlsplit(url)
-    netloc = parts.hostname or ""
-    if parts.port:
-        netloc += f":{parts.port}"
-    query = _SECRET_PARAM.sub(lambda m: f"{m.group(1)}=***", parts.query)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
 def resolve_url(base_dir: Path, url: str) -> str:
     """A URL as given, or a plain path made absolute against ``base_dir`` (the sources file's
     directory)."""
@@ -117,7 +104,7 @@ def _retry_after(response: httpx.Response) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
-def _wait(policy: RetryPolicy):
+def _wait(policy: RetryPolicy, deadline: float | None = None):
     def wait(state: RetryCallState) -> float:
         backoff = policy.backoff * (2 ** (state.attempt_number - 1))
         exc = state.outcome.exception() if state.outcome else None
@@ -125,6 +112,8 @@ def _wait(policy: RetryPolicy):
             hinted = _retry_after(exc.response)
             if hinted is not None:
                 backoff = hinted
+        if deadline is not None:
+            backoff = min(backoff, max(0.0, deadline - time.monotonic()))
         return min(backoff, policy.max_wait)
 
     return wait
@@ -140,6 +129,10 @@ def _read_local(source: str, url: str) -> Raw:
     return Raw(source=source, url=url, body=body, fetched_at=datetime.now(UTC))
 
 
+class _DeadlineExceeded(Exception):
+    pass
+
+
 def fetch_bytes(
     client: httpx.Client,
     url: str,
@@ -149,11 +142,15 @@ def fetch_bytes(
     etag: str | None = None,
     last_modified: str | None = None,
     params: dict[str, str] | None = None,
+    deadline: float | None = None,
     sleep=time.sleep,
 ) -> Raw:
     """GET one URL (or read one file) and return its bytes, or a 304 ``Raw`` with no body.
 
-    Raises ``FetchError`` naming the source and the (redacted) URL once retries are used up.
+    ``deadline`` (a ``time.monotonic()`` instant) bounds the whole fetch, retries and waits
+    included: the body is read in chunks and a server that trickles past it fails the fetch
+    ("deadline exceeded after N s") however steadily it sends. Raises ``FetchError`` naming the
+    source and the (redacted) URL once retries are used up.
     """
     if not url.startswith(("http://", "https://")):
         return _read_local(source, url)
@@ -165,24 +162,41 @@ def fetch_bytes(
         headers["If-Modified-Since"] = last_modified
 
     attempts = 0
+    started = time.monotonic()
 
-    def attempt() -> httpx.Response:
+    def attempt() -> tuple[httpx.Response, bytes]:
         nonlocal attempts
         attempts += 1
-        response = client.get(url, headers=headers, params=params)
-        if response.status_code == 429 or response.status_code >= 500:
-            raise _RetryableStatus(response)
-        return response
+        if deadline is not None and time.monotonic() >= deadline:
+            raise _DeadlineExceeded
+        with client.stream("GET", url, headers=headers, params=params) as response:
+            if response.status_code == 429 or response.status_code >= 500:
+                raise _RetryableStatus(response)
+            chunks = []
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                if deadline is not None and time.monotonic() > deadline:
+                    raise _DeadlineExceeded
+        return response, b"".join(chunks)
+
+    class _PastDeadline(stop_base):
+        def __call__(self, retry_state: RetryCallState) -> bool:
+            return deadline is not None and time.monotonic() >= deadline
 
     retrying = Retrying(
-        stop=stop_after_attempt(policy.retries + 1),
-        wait=_wait(policy),
+        stop=stop_after_attempt(policy.retries + 1) | _PastDeadline(),
+        wait=_wait(policy, deadline),
         retry=retry_if_exception(_is_retryable),
         sleep=sleep,
         reraise=True,
     )
     try:
-        response = retrying(attempt)
+        response, body = retrying(attempt)
+    except _DeadlineExceeded:
+        shown = redact(url)
+        raise FetchError(
+            f"{source}: {shown}: deadline exceeded after {time.monotonic() - started:.0f} s "
+            f"({attempts} attempt(s))", source=source, url=shown) from None
     except _RetryableStatus as e:
         shown = redact(url)
         raise FetchError(
@@ -194,7 +208,7 @@ def fetch_bytes(
         shown = redact(url)
         raise FetchError(
             f"{source}: {shown} failed after {attempts} attempt(s): "
-            f"{type(e).__name__}: {e}",
+            f"{type(e).__name__}: {redact_text(str(e))}",
             source=source, url=shown,
         ) from None
     if response.status_code == 304:
@@ -209,7 +223,7 @@ def fetch_bytes(
     return Raw(
         source=source,
         url=str(response.url),
-        body=response.content,
+        body=body,
         fetched_at=datetime.now(UTC),
         status=response.status_code,
         etag=response.headers.get("ETag"),

@@ -9,6 +9,7 @@ snapshot is never written to.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -29,6 +30,7 @@ from ingest.registry import SOURCES
 from warehouse import derived, validation
 from warehouse.db import insert_rows
 from warehouse.exceptions import ConfigError, PerfledgerError, SnapshotError
+from warehouse.redact import redact_deep, redact_text
 from warehouse.settings import Settings
 from warehouse.staging import Staging
 from warehouse.store import Layout, RefreshLock
@@ -59,6 +61,9 @@ class RunReport:
     stages: dict[str, float] = field(default_factory=dict)
     validation: list[dict] = field(default_factory=list)
     coverage: dict = field(default_factory=dict)
+    pid: int = field(default_factory=os.getpid)
+    last_stage: str = "start"
+    notes: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -66,24 +71,32 @@ class RunReport:
         return 0 if self.status in ("published", "unchanged") else 1
 
     def as_dict(self) -> dict:
-        """JSON-ready form."""
-        return {
+        """JSON-ready form, every URL in it redacted (it goes to files, tables and the API)."""
+        return redact_deep({  # type: ignore[return-value]
             "id": self.id, "started_at": self.started_at.isoformat(),
             "finished_at": self.finished_at.isoformat() if self.finished_at else None,
             "status": self.status, "snapshot_id": self.snapshot_id, "message": self.message,
+            "pid": self.pid, "last_stage": self.last_stage, "notes": self.notes,
             "sources": [s.as_dict() for s in self.sources], "stages": self.stages,
             "validation": self.validation, "coverage": self.coverage,
-        }
+        })
 
     def summary_lines(self) -> list[str]:
         """One line per source and one for the run: what a scheduler's log should show."""
         lines = [f"{s.source}: {s.status}"
                  + (f", {s.rows} rows" if s.rows else "")
-                 + (f" — {s.message}" if s.message else "") for s in self.sources]
+                 + (f" — {one_line(s.message.removeprefix(s.source + ': '))}" if s.message else "")
+                 for s in self.sources]
+        lines += [f"note: {n}" for n in self.notes]
         lines.append(f"refresh {self.id}: {self.status}"
                      + (f", snapshot {self.snapshot_id}" if self.snapshot_id else "")
-                     + (f" — {self.message}" if self.message else ""))
-        return lines
+                     + (f" — {one_line(self.message)}" if self.message else ""))
+        return [redact_text(line) for line in lines]
+
+
+def one_line(text: str) -> str:
+    """A message on one line (a YAML or DuckDB error can span several)."""
+    return " ".join(text.split())
 
 
 def new_id() -> str:
@@ -117,6 +130,9 @@ def refresh(
     """
     layout = Layout(settings.data_path)
     layout.ensure()
+    if "sources" in settings.model_fields_set and not settings.sources.exists():
+        raise ConfigError(f"the sources file {settings.sources} (PERFLEDGER_SOURCES) does not "
+                          "exist; fix the path or unset it to use the defaults")
     sources = load_sources(settings.sources)
     selected = [spec for spec in SOURCES if sources[spec.name].enabled
                 and (not only or spec.name in only)]
@@ -124,13 +140,26 @@ def refresh(
     if unknown:
         raise ConfigError(f"unknown source(s): {', '.join(sorted(unknown))}; "
                           f"known: {', '.join(sources.names)}")
-    emit = on_event or (lambda kind, text: log.info("%s %s", kind, text))
+    sink = on_event or (lambda kind, text: log.info("%s %s", kind, text))
+    report: RunReport | None = None
+
+    def emit(kind: str, text: str) -> None:
+        if report is not None and kind != "progress":
+            report.last_stage = kind if kind != "source" else f"source {text.split(':')[0]}"
+            layout.write_run(report.as_dict())  # a kill leaves the last stage on record
+        sink(kind, redact_text(one_line(text)))
+
     own_client = client is None
     client = client or make_client(settings.http_timeout)
     policy = RetryPolicy(settings.http_retries, settings.http_backoff, settings.http_max_wait)
 
     with RefreshLock(layout):
         report = RunReport(id=new_id(), started_at=datetime.now(UTC))
+        deadline = time.monotonic() + settings.refresh_deadline
+        for note in _close_interrupted(layout):
+            report.notes.append(note)
+            emit("cleanup", note)
+        layout.write_run(report.as_dict())  # a kill from here on leaves a visible record
         for p in layout.clean_partials():
             emit("cleanup", f"removed partial file {p.name} left by an interrupted refresh")
         stage = Staging(layout, report.id, settings.refresh_memory_mb,
@@ -148,7 +177,10 @@ def refresh(
                                   config=sources[name], base_dir=sources.base_dir, policy=policy,
                                   outcome=outcome, shrink_ratio=settings.shrink_ratio,
                                   accept_shrink=accept_shrink, today=today,
-                                  changing=validation.prewarm)
+                                  changing=validation.prewarm, emit=emit,
+                                  request_seconds=settings.http_deadline,
+                                  deadline=min(deadline, time.monotonic()
+                                               + settings.source_deadline))
                 t = time.perf_counter()
                 stage.begin()
                 try:
@@ -227,6 +259,11 @@ def refresh(
                 emit("prune", f"removed old snapshot {p.name}")
             report.stages["publish"] = time.perf_counter() - t
             return _finish(layout, report)
+        except (OSError, duckdb.IOException) as e:  # a full disk, a vanished directory
+            stage.discard()
+            report.status = "failed"
+            report.message = io_reason(e)
+            return _finish(layout, report)
         except BaseException as e:
             stage.discard()
             if report.status in ("running",):
@@ -237,6 +274,29 @@ def refresh(
         finally:
             if own_client:
                 client.close()
+
+
+def io_reason(e: BaseException) -> str:
+    """One line that says what an I/O failure was: ``disk full writing <file>`` when it was."""
+    text = one_line(str(e))
+    if getattr(e, "errno", None) == errno.ENOSPC or "No space left" in text:
+        where = getattr(e, "filename", None)
+        return "disk full" + (f" writing {where}" if where else "") + f": {text}"
+    return f"I/O error ({type(e).__name__}): {text}"
+
+
+def _close_interrupted(layout: Layout) -> list[str]:
+    """Runs left ``running`` by a refresh that died (we hold the lock, so none is alive):
+    each is marked ``interrupted`` with its pid, start and last stage; returns one note each."""
+    notes = []
+    for run in layout.read_runs():
+        if run.get("status") != "running":
+            continue
+        note = (f"the refresh {run['id']} (pid {run.get('pid')}, started {run['started_at']}, "
+                f"last stage {run.get('last_stage')}) was interrupted")
+        layout.write_run({**run, "status": "interrupted", "message": note})
+        notes.append(note)
+    return notes
 
 
 def _record_run(con: duckdb.DuckDBPyConnection, layout: Layout, report: RunReport) -> None:

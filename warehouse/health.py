@@ -34,12 +34,23 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
 
 def health(opened_id: str | None, published_at: datetime | None, validation: list[dict],
            runs: list[dict]) -> dict:
-    """What ``/healthz`` answers: the snapshot served, per-source freshness from the run
-    journal (newest first), the last refresh, and the validation summary of the snapshot."""
+    """What ``/healthz`` answers: ``status`` (ok; degraded when a source is stale or the last
+    refresh failed, was rejected or was interrupted; empty before the first publish), the
+    snapshot served, per-source freshness from the run journal (newest first), the last
+    refresh, and the validation summary of the snapshot."""
+    sources = list(source_status(runs).values())
+    finished = [r for r in runs if r.get("status") != "running"]
+    last_bad = bool(finished) and finished[0]["status"] in ("failed", "rejected", "interrupted")
+    if not opened_id:
+        status = "empty"
+    elif last_bad or any(s["stale"] for s in sources):
+        status = "degraded"
+    else:
+        status = "ok"
     return {
-        "status": "ok" if opened_id else "empty",
+        "status": status,
         "published_at": published_at,
-        "sources": list(source_status(runs).values()),
+        "sources": sources,
         "last_refresh": ({k: runs[0][k] for k in ("id", "status", "message", "started_at")}
                          if runs else None),
         "validation": {

@@ -432,9 +432,16 @@ class ValidationSummary(BaseModel):
     warnings: list[str]
 
 
+class Ready(BaseModel):
+    ready: bool
+    snapshot_id: str | None
+    reason: str | None = Field(description="Why nothing can be served, when not ready.")
+
+
 class Health(BaseModel):
     snapshot_id: str | None
-    status: str = Field(description="ok, or empty before the first publish.")
+    status: str = Field(description="ok; degraded when a source is stale or the last refresh "
+                        "failed, was rejected or was interrupted; empty before the first publish.")
     published_at: datetime | None
     sources: list[SourceHealth]
     last_refresh: dict[str, Any] | None

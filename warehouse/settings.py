@@ -25,12 +25,31 @@ class Settings(BaseSettings):
     http_max_wait: float = Field(
         30.0, ge=0, description="Longest wait between retries, Retry-After included."
     )
+    http_deadline: float = Field(
+        300.0, gt=0, description="Seconds one HTTP request may take in all (retries and waits "
+        "included); a server that trickles past it fails the fetch.")
+    source_deadline: float = Field(
+        1800.0, gt=0, description="Seconds one source may take in a refresh; past it the source "
+        "fails (deadline exceeded) and the refresh goes on with the others.")
+    refresh_deadline: float = Field(
+        3600.0, gt=0, description="Seconds a whole refresh may spend on its sources; sources "
+        "still fetching past it fail, so the lock is never held for hours.")
     refresh_memory_mb: int = Field(
         256, ge=64, description="DuckDB memory limit (MiB) of a refresh's staging connection; "
         "beyond it DuckDB spills to a temporary file next to the snapshot.")
     api_host: str = Field("127.0.0.1", description="Address the API listens on.")
     api_port: int = Field(8000, ge=1, le=65535, description="Port the API listens on.")
     api_workers: int = Field(1, ge=1, description="uvicorn worker processes.")
+    api_public_url: str | None = Field(
+        None, description="Base URL clients reach the API at (e.g. https://perf.example.com); "
+        "next links are built from it. Unset: http://api_host:api_port. Never taken from a "
+        "request's Host header.")
+    api_forwarded_allow_ips: str = Field(
+        "127.0.0.1", description="Proxy addresses whose X-Forwarded-Proto/For headers uvicorn "
+        "trusts (comma-separated; uvicorn's forwarded_allow_ips).")
+    api_shutdown_timeout: float = Field(
+        10.0, gt=0, description="Seconds serve waits for open connections on SIGTERM before "
+        "closing them (uvicorn's graceful-shutdown timeout).")
     api_access_log: bool = Field(True, description="Log one line per request (uvicorn's access "
                                  "log); off saves about a sixth of the time of a cached request.")
     api_max_limit: int = Field(1000, ge=1, description="Largest page size a list endpoint returns.")
@@ -56,6 +75,13 @@ class Settings(BaseSettings):
     shrink_ratio: float = Field(
         0.5, ge=0, le=1, description="Reject a source returning fewer than this share of last rows."
     )
+
+    @property
+    def public_url(self) -> str:
+        """The base of every link the API writes."""
+        if self.api_public_url:
+            return self.api_public_url.rstrip("/")
+        return f"http://{self.api_host}:{self.api_port}"
 
     @property
     def data_path(self) -> Path:

@@ -106,8 +106,9 @@ def run(path: Path, *, layout: Layout, rules: list[Rule], run_id: str = "validat
     frame = _raw_file_frame(path, layout) if any(r.kind == "raw_files" for r in rules) else None
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    source = context.data_sources.add_sql(name="snapshot",
-                                          connection_string=f"duckdb:///{path.resolve()}")
+    # Read-only, so validating the published snapshot works while the API has it open.
+    source = context.data_sources.add_sql(
+        name="snapshot", connection_string=f"duckdb:///{path.resolve()}?access_mode=READ_ONLY")
     results: list[dict] = []
     sql_rules = [r for r in rules if r.kind != "raw_files"]
     for table in dict.fromkeys(r.table for r in sql_rules):

@@ -134,20 +134,29 @@ def render_item(request: Request, opened: Opened, payload: dict, *, memo: bool =
                          request.app.state.responses if memo else None)
 
 
+AS_OF_RANGE = (datetime(1970, 1, 1, tzinfo=UTC), datetime(9999, 12, 30, tzinfo=UTC))
+
+
 def parse_as_of(value: str | None) -> datetime | None:
-    """``YYYY-MM-DD`` (the end of that day, UTC) or an ISO 8601 timestamp; 422 otherwise."""
+    """``YYYY-MM-DD`` (the end of that day, UTC) or an ISO 8601 timestamp between 1970-01-01 and
+    9999-12-30; 422 otherwise, naming the accepted range."""
     if value is None:
         return None
+    accepted = (f"as_of: {value!r} is not a date (YYYY-MM-DD) or ISO 8601 timestamp from "
+                f"{AS_OF_RANGE[0].date()} to {AS_OF_RANGE[1].date()}")
     try:
         if len(value) == 10:
             day = date.fromisoformat(value)
-            return datetime.combine(day + timedelta(days=1), time(), UTC) - timedelta(microseconds=1)
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    except ValueError:
-        raise QueryError(f"as_of: {value!r} is not a date (YYYY-MM-DD) or ISO 8601 timestamp",
-                         param="as_of") from None
-
+            moment = datetime.combine(day + timedelta(days=1), time(), UTC) \
+                - timedelta(microseconds=1)
+        else:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            moment = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise QueryError(accepted, param="as_of") from None
+    if not AS_OF_RANGE[0] <= moment <= AS_OF_RANGE[1] + timedelta(days=1):
+        raise QueryError(accepted, param="as_of")
+    return moment
 
 
 def check_choice(name: str, values: list[str], allowed: tuple[str, ...] | list[str]) -> list[str]:

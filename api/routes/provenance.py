@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 
 from api.routes.common import PageDep, listed, reader, render_item, render_list, snapshot
 from warehouse import health, queries
@@ -14,10 +14,12 @@ from warehouse.public import (
     ListPage,
     Meta,
     Refreshes,
+    Ready,
     RefreshValidation,
     SourceItem,
     SourceSnapshotPublic,
 )
+from warehouse.exceptions import PerfledgerError
 from warehouse.store import Layout
 
 router = APIRouter(tags=["provenance"])
@@ -80,6 +82,26 @@ def healthz(request: Request) -> Response:
         validation = queries.validation_results(con)
     return render_item(request, opened, health.health(opened.id, opened.published_at, validation,
                                                       _runs(request)))
+
+
+@router.get("/readyz", summary="Readiness: 200 while a published snapshot can be served, else 503",
+            response_model=Ready, responses={503: {"model": Ready,
+                                                   "description": "Nothing can be served yet."}})
+def readyz(request: Request) -> Response:
+    """For a readiness probe: 503 only when no published snapshot can be served (before the
+    first publish, or when the current one cannot be opened). Use /healthz for liveness and for
+    freshness: it answers 200 whenever the process is up, with status ok, degraded or empty."""
+    try:
+        opened = reader(request).get()
+    except PerfledgerError as e:
+        return JSONResponse({"ready": False, "snapshot_id": None, "reason": str(e)}, 503,
+                            headers={"Cache-Control": "no-store"})
+    if not opened.id:
+        return JSONResponse({"ready": False, "snapshot_id": None,
+                             "reason": "no snapshot published yet"}, 503,
+                            headers={"Cache-Control": "no-store"})
+    return JSONResponse({"ready": True, "snapshot_id": opened.id, "reason": None},
+                        headers={"Cache-Control": "no-store"})
 
 
 @router.get("/v1/meta", summary="Values for dashboard drop-downs, in one call", tags=["meta"],

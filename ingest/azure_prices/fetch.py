@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -18,8 +18,9 @@ import httpx
 import orjson
 
 from ingest.azure_prices.parse import SOURCE
-from ingest.http import DEFAULT_POLICY, Raw, RetryPolicy, fetch_bytes, redact
+from ingest.http import DEFAULT_POLICY, Raw, RetryPolicy, fetch_bytes
 from warehouse.exceptions import FetchError
+from warehouse.redact import redact
 
 PAGE_SIZE = 100  # the API's page size; a page this full with no next link is suspicious
 PROBE_PAGES = 3  # pages read one by one, and timed, before deciding whether to fetch ahead
@@ -78,7 +79,8 @@ def _link_and_count(body: bytes) -> tuple[str, int] | None:
 def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filter: str,
                 currency: str, policy: RetryPolicy = DEFAULT_POLICY, max_pages: int = 5000,
                 notes: list[str] | None = None, concurrency: int = 1,
-                walk: dict | None = None) -> Iterator[Raw]:
+                walk: dict | None = None,
+                deadline: Callable[[], float | None] = lambda: None) -> Iterator[Raw]:
     """Yield every page of the price list, in order. Raises ``FetchError`` naming the page.
 
     Pages are whatever ``NextPageLink`` points at. With ``concurrency`` > 1, once a link is
@@ -93,7 +95,8 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
     of their time waiting (not computing) does the walk fetch ahead; against a server that
     answers in about the time a page takes to read, it stays one by one. ``walk`` (a dict)
     receives what was decided and measured. A page's items are not built here: its link and
-    item count are read from its end (``_link_and_count``) when it can be.
+    item count are read from its end (``_link_and_count``) when it can be. ``deadline`` gives,
+    for each request as it starts, the instant it must be done by.
     """
     notes = notes if notes is not None else []
     first = _with_params(url, {"api-version": api_version, "$filter": odata_filter,
@@ -108,7 +111,7 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
     timed = [0.0, 0.0]  # seconds the one-by-one pages took, and spent waiting in them
 
     def get(target: str) -> Raw:
-        return fetch_bytes(client, target, source=SOURCE, policy=policy)
+        return fetch_bytes(client, target, source=SOURCE, policy=policy, deadline=deadline())
 
     def get_timed(target: str) -> Raw:
         wall, cpu = time.perf_counter(), time.thread_time()

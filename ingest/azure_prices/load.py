@@ -48,11 +48,15 @@ def load(ctx: LoadContext) -> None:
     notes: list[str] = []
     walk: dict = {}
     pages: list[tuple[str, str]] = []  # (sha256, source snapshot id), in page order
+    known_pages = scalar(ctx.reader, "SELECT parts FROM source_state WHERE source = ?", [SOURCE])
     with ctx.fetching():
         for raw in fetch_pages(
                 ctx.client, url, api_version=cfg.api_version, currency=cfg.currency,
                 odata_filter=build_filter(cfg.filter, cfg.regions), policy=ctx.policy,
-                max_pages=cfg.max_pages, notes=notes, concurrency=cfg.concurrency, walk=walk):
+                max_pages=cfg.max_pages, notes=notes, concurrency=cfg.concurrency, walk=walk,
+                deadline=ctx.request_deadline):
+            ctx.emit("progress", f"{SOURCE}: page {len(pages) + 1}"
+                     + (f" of about {known_pages} (last refresh)" if known_pages else ""))
             sid = ctx.record(raw, kind="azure_page", label=f"page {len(pages) + 1}",
                              parser_version=PARSER_VERSION, defer=True)
             pages.append((raw.sha256, sid))
@@ -91,6 +95,17 @@ def load(ctx: LoadContext) -> None:
     items = scalar(con, "SELECT count(DISTINCT price_key) FROM _azure_read")
     open_count = scalar(con, "SELECT count(*) FROM azure_price WHERE valid_to IS NULL")
     ctx.outcome.details.update(items=items, duplicates_skipped=parsed - items)
+    for sku, region, kind, term, prices in con.execute("""
+            SELECT any_value(arm_sku_name), any_value(arm_region_name), any_value(price_type),
+                   any_value(reservation_term),
+                   list(retail_price::VARCHAR || ' ' || currency || ' (item ' || ord || ')'
+                        ORDER BY ord)
+            FROM _azure_read GROUP BY price_key
+            HAVING count(DISTINCT (retail_price, unit_price, effective_start)) > 1
+            ORDER BY 1, 2""").fetchall():
+        ctx.outcome.warnings.append(
+            f"{SOURCE}: {sku} in {region} ({kind}{', ' + term if term else ''}) is listed "
+            f"{len(prices)} times with different prices: {'; '.join(prices)}; the first was kept")
     ctx.check_shrink("azure_prices", open_count, items)
 
     # Per item (the first occurrence of a price key wins: the API repeats an item across pages

@@ -7,10 +7,11 @@ import time
 from pydantic import Field
 
 from ingest.context import LoadContext, SourceConfig
-from ingest.http import Raw, redact
+from ingest.http import Raw
 from ingest.mlperf.parse import PARSER_VERSION, SOURCE, ParseReport, parse
 from warehouse.db import insert_rows, scalar
 from warehouse.exceptions import ParseError, PerfledgerError, SourceError
+from warehouse.redact import redact
 
 _PINNED = "https://raw.githubusercontent.com/mlcommons/inference_results_{round}/{commit}/{file}"
 DEFAULT_ROUNDS = {  # pinned commits keep provenance exact; the format is read from the bytes
@@ -82,6 +83,11 @@ def _load_round(ctx: LoadContext, round_name: str, url: str, detail: dict) -> in
     old = scalar(ctx.reader, "SELECT count(*) FROM mlperf_result WHERE list_contains(?, round)",
                  [rounds])
     ctx.check_shrink(f"{SOURCE} {round_name}", old, len(rows))
+    before = set(ctx.reader.execute(
+        "SELECT DISTINCT model_id, scenario FROM mlperf_result WHERE list_contains(?, round)",
+        [rounds]).fetchall())
+    ctx.check_entities(f"{SOURCE} {round_name}: models and scenarios", before,
+                       {(r["model_id"], r["scenario"]) for r in rows})
     ctx.record(raw, kind="mlperf_summary", label=round_name, parser_version=PARSER_VERSION)
     ctx.con.execute("DELETE FROM mlperf_result WHERE list_contains(?, round)", [rounds])
     insert_rows(ctx.con, "mlperf_result", rows)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from ingest.context import LoadContext, SourceConfig
-from ingest.http import redact
 from ingest.mlperf_rules.parse import PARSER_VERSION, SOURCE, parse
-from warehouse.db import insert_rows, scalar
+from warehouse.db import insert_rows
+from warehouse.redact import redact
 
 DEFAULT_URL = (
     "https://raw.githubusercontent.com/mlcommons/inference_policies/master/inference_rules.adoc"
@@ -44,9 +44,11 @@ def load(ctx: LoadContext) -> None:
                              parser_version=PARSER_VERSION)
     rows = list(parse(raw, snapshot_id=snapshot_id))
     if prev:
-        old = scalar(ctx.con, "SELECT count(*) FROM benchmark_rule WHERE source_snapshot_id = ?",
-                     [prev["id"]])
-        ctx.check_shrink("mlperf_rules", old, len(rows))
+        old = set(ctx.reader.execute("SELECT model_family, scenario FROM benchmark_rule "
+                                     "WHERE source_snapshot_id = ?", [prev["id"]]).fetchall())
+        ctx.check_entities(f"{SOURCE}: latency limits", old,
+                           {(r["model_family"], r["scenario"]) for r in rows})
+        ctx.check_shrink(SOURCE, len(old), len(rows))
     ctx.con.execute("DELETE FROM benchmark_rule WHERE source_snapshot_id = ?", [snapshot_id])
     insert_rows(ctx.con, "benchmark_rule", rows)
     ctx.outcome.rows = len(rows)

@@ -2,7 +2,8 @@
 
 Reads the per-benchmark TTFT/TPOT limits from the benchmark table ("Conversational category:
 TTFT/TPOT: 2000 ms/200 ms. Interactive category: TTFT/TPOT: 450 ms/40 ms."; "Server: … Interactive:
-…"; or a single "TTFT/TPOT: …" meaning Server), the reference tokens per sample where the row
+…"; or a single "TTFT/TPOT: …" meaning Server; the pair may also be written "TTFT 450 ms, TPOT
+40 ms" or "TTFT of 450 ms and TPOT of 40 ms"), the reference tokens per sample where the row
 gives them, and the speculative-decoding allowances table. A row that mentions TTFT/TPOT but
 cannot be read is an error naming its line: limits are never guessed.
 """
@@ -19,9 +20,19 @@ from warehouse.vocabulary import Evidence, normalise_model
 SOURCE = "mlperf_rules"
 PARSER_VERSION = "mlperf-rules-adoc/1"
 
-_LIMIT = re.compile(
-    r"(?:(?P<category>Conversational category|Interactive category|Server|Interactive)\s*:\s*)?"
-    r"TTFT/TPOT\s*:\s*(?P<ttft>[\d.,]+)\s*ms\s*/\s*(?P<tpot>[\d.,]+)\s*ms", re.IGNORECASE)
+_CATEGORY = r"(?:(?P<category>Conversational category|Interactive category|Server|Interactive)\s*:\s*)?"
+_SAYS = r"\s*(?:[:=]|of)?\s*"
+# The phrasings a limit is written in: "TTFT/TPOT: 450 ms/40 ms", "TTFT 450 ms, TPOT 40 ms",
+# "TTFT: 450ms; TPOT: 40ms", "TTFT of 450 ms and TPOT of 40 ms".
+_LIMITS = (
+    re.compile(_CATEGORY + r"TTFT\s*/\s*TPOT" + _SAYS
+               + r"(?P<ttft>[\d.,]+)\s*ms\s*/\s*(?P<tpot>[\d.,]+)\s*ms", re.IGNORECASE),
+    re.compile(_CATEGORY + r"TTFT" + _SAYS + r"(?P<ttft>[\d.,]+)\s*ms\s*[,;]?\s*(?:and\s+)?TPOT"
+               + _SAYS + r"(?P<tpot>[\d.,]+)\s*ms", re.IGNORECASE),
+)
+# A limit is being stated (not just named, as a footnote's "(TTFT) which" does): TTFT/TPOT, or
+# TTFT followed by a number.
+_MENTION = re.compile(r"TTFT\s*/\s*TPOT|TTFT" + _SAYS + r"\d", re.IGNORECASE)
 _TOKENS = re.compile(r"tokens_per_sample\s*=\s*(?P<n>[\d.]+)")
 _CATEGORY_SCENARIO = {"conversational category": "Server", "server": "Server",
                       "interactive category": "Interactive", "interactive": "Interactive",
@@ -55,7 +66,7 @@ def parse(raw: Raw, *, snapshot_id: str) -> Iterator[dict]:
     prefix = raw.sha256[:12]
     found = 0
     for number, line in enumerate(lines, start=1):
-        if not line.startswith("|") or "TTFT/TPOT" not in line:
+        if not line.startswith("|") or not _MENTION.search(line):
             continue
         cells = _cells(line)
         if len(cells) < 4:
@@ -63,11 +74,12 @@ def parse(raw: Raw, *, snapshot_id: str) -> Iterator[dict]:
                              "cells; cannot tell which model it is for", source=SOURCE,
                              line=number)
         model = normalise_model(cells[2])
-        matches = list(_LIMIT.finditer(line))
-        mentions = line.count("TTFT/TPOT")
+        matches = sorted((m for pattern in _LIMITS for m in pattern.finditer(line)),
+                         key=lambda m: m.start())
+        mentions = len(_MENTION.findall(line))
         if not matches or len(matches) != mentions:
             raise ParseError(f"{SOURCE}: line {number} ({cells[2]}): {mentions} TTFT/TPOT "
-                             f"mention(s) but {len(matches)} readable limit(s)", source=SOURCE,
+                             f"limit(s) stated but {len(matches)} readable", source=SOURCE,
                              line=number)
         tokens = _TOKENS.search(line)
         for m in matches:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from ingest.http import RetryPolicy, fetch_bytes, make_client, redact
+from ingest.http import RetryPolicy, fetch_bytes, make_client
 from warehouse.exceptions import FetchError
+from warehouse.redact import redact
 
 
 def scripted(*replies):

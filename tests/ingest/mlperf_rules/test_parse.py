@@ -60,3 +60,16 @@ def test_unreadable_limit_row_is_reported_by_line():
 def test_document_without_limits_is_an_error():
     with pytest.raises(ParseError, match="no TTFT/TPOT limits"):
         parse_text("= MLPerf rules\n\nnothing here\n")
+
+
+@pytest.mark.parametrize("phrase", [
+    "Server: TTFT/TPOT: 2000 ms/80 ms. Interactive: TTFT/TPOT: 450 ms/40 ms.",
+    "Server: TTFT 2000 ms, TPOT 80 ms. Interactive: TTFT 450 ms, TPOT 40 ms.",
+    "Server: TTFT: 2000ms; TPOT: 80ms. Interactive: TTFT: 450ms; TPOT: 40ms.",
+    "Server: TTFT of 2,000 ms and TPOT of 80 ms. Interactive: TTFT of 450 ms and TPOT of 40 ms.",
+])
+def test_plausible_phrasings_of_a_limit_read_the_same(phrase):
+    text = f"|Language |QA |Foo-1b |data | 1 | acc | {phrase} footnote (TTFT) which measures\n"
+    rows = parse_text(text)
+    assert {(r["scenario"], r["ttft_ms"], r["tpot_ms"]) for r in rows} == {
+        ("Server", 2000.0, 80.0), ("Interactive", 450.0, 40.0)}

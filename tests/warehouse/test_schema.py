@@ -1,0 +1,51 @@
+"""warehouse.schema: one declaration makes the tables and their comments, and a table made by
+an earlier version gains the columns added since; the API answers NULL for a column that an
+older snapshot lacks."""
+
+from __future__ import annotations
+
+import duckdb
+
+from warehouse.db import insert_rows
+from warehouse.public import MlperfResultPublic
+from warehouse.queries import ListQuery, relation_columns, run_list
+from warehouse.schema import TABLES, create_all
+
+
+def test_every_table_and_column_is_created_with_its_comment():
+    con = duckdb.connect()
+    create_all(con)
+    for model in TABLES:
+        table = model.__table__.name  # type: ignore[attr-defined]
+        cols = dict(con.execute("SELECT column_name, comment FROM duckdb_columns() "
+                                "WHERE table_name = ?", [table]).fetchall())
+        assert set(cols) == set(model.model_fields), table
+        assert all(cols.values()), table
+
+
+def test_a_table_from_an_earlier_version_gains_new_columns():
+    con = duckdb.connect()
+    create_all(con)
+    con.execute("ALTER TABLE mlperf_result DROP COLUMN source_format")
+    con.execute("ALTER TABLE mlperf_result DROP COLUMN system_id")
+    create_all(con)  # a refresh staging a copy of an old snapshot does this first
+    comments = dict(con.execute("SELECT column_name, comment FROM duckdb_columns() "
+                                "WHERE table_name = 'mlperf_result'").fetchall())
+    assert comments["source_format"] and comments["system_id"]
+
+
+def test_an_older_snapshot_answers_null_for_a_column_it_lacks():
+    con = duckdb.connect()
+    create_all(con)
+    insert_rows(con, "mlperf_result", [{
+        "id": "r", "round": "v6.1", "organization": "O", "availability": "available",
+        "division": "closed", "system_name": "S", "platform": "P", "model": "m",
+        "model_id": "m", "model_family": "m", "scenario": "Offline", "scenario_raw": "Offline",
+        "result": 1.0, "units": "Tokens/s", "is_power": False, "accelerator_mix": "none",
+        "version": "v6.1", "row_number": 2, "evidence": "measured", "source_snapshot_id": "s",
+        "system_id": "6.1-0001"}])
+    con.execute("ALTER TABLE mlperf_result DROP COLUMN system_id")
+    have = relation_columns(con, "mlperf_result")
+    _, [row], cols = run_list(con, ListQuery(relation="mlperf_result",
+                                             public=MlperfResultPublic), have)
+    assert row["system_id"] is None and row["id"] == "r" and "system_id" in cols
