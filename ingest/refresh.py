@@ -13,6 +13,7 @@ import errno
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import time
@@ -85,7 +86,7 @@ class RunReport:
         """One line per source and one for the run: what a scheduler's log should show."""
         lines = [f"{s.source}: {s.status}"
                  + (f", {s.rows} rows" if s.rows else "")
-                 + (f" — {one_line(s.message.removeprefix(s.source + ': '))}" if s.message else "")
+                 + (f" — {_own(s)}" if s.message else "")
                  for s in self.sources]
         lines += [f"note: {n}" for n in self.notes]
         lines.append(f"refresh {self.id}: {self.status}"
@@ -192,6 +193,13 @@ def refresh(
                 except PerfledgerError as e:
                     stage.rollback()
                     outcome.fail(e)
+                except duckdb.Error as e:  # rows the schema refuses: this source fails
+                    if isinstance(e, duckdb.IOException):
+                        stage.rollback()
+                        outcome.fail(e)
+                        raise
+                    stage.rollback()
+                    outcome.fail(e)
                 except BaseException as e:
                     stage.rollback()
                     outcome.fail(e)
@@ -210,7 +218,7 @@ def refresh(
             if not changed:
                 stage.discard()
                 report.status = "failed" if failed else "unchanged"
-                report.message = ("; ".join(f"{o.source}: {o.message}" for o in failed)
+                report.message = ("; ".join(f"{o.source}: {_own(o)}" for o in failed)
                                   if failed else "no source changed; nothing published")
                 return _finish(layout, report)
 
@@ -245,8 +253,8 @@ def refresh(
             report.status = "partial" if failed else "published"
             report.snapshot_id = snapshot_id
             report.message = ("; ".join(
-                f"{o.source} failed, kept its last good data: {o.message}" if o.status == "failed"
-                else f"{o.source} partly failed: {o.message}" for o in failed))
+                f"{o.source} failed, kept its last good data: {_own(o)}" if o.status == "failed"
+                else f"{o.source} partly failed: {_own(o)}" for o in failed))
             report.finished_at = datetime.now(UTC)
             con = duckdb.connect(str(staging))
             _record_run(con, layout, report)
@@ -274,6 +282,11 @@ def refresh(
         finally:
             if own_client:
                 client.close()
+
+
+def _own(outcome: SourceOutcome) -> str:
+    """A source's message without its own name in front (the caller names the source once)."""
+    return one_line(re.sub(rf"^{re.escape(outcome.source)}:?\s+", "", outcome.message))
 
 
 def io_reason(e: BaseException) -> str:

@@ -58,6 +58,7 @@ CALLS = {
     "/v1/refreshes": "/v1/refreshes?limit=1",
     "/v1/refreshes/{run_id}/validation": "/v1/refreshes/{run_id}/validation",
     "/healthz": "/healthz",
+    "/readyz": "/readyz",
     "/v1/meta": "/v1/meta",
 }
 

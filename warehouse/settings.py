@@ -47,8 +47,8 @@ class Settings(BaseSettings):
     api_forwarded_allow_ips: str = Field(
         "127.0.0.1", description="Proxy addresses whose X-Forwarded-Proto/For headers uvicorn "
         "trusts (comma-separated; uvicorn's forwarded_allow_ips).")
-    api_shutdown_timeout: float = Field(
-        10.0, gt=0, description="Seconds serve waits for open connections on SIGTERM before "
+    api_shutdown_timeout: int = Field(
+        10, ge=1, description="Seconds serve waits for open connections on SIGTERM before "
         "closing them (uvicorn's graceful-shutdown timeout).")
     api_access_log: bool = Field(True, description="Log one line per request (uvicorn's access "
                                  "log); off saves about a sixth of the time of a cached request.")

@@ -9,17 +9,17 @@ from fastapi.responses import JSONResponse, Response
 
 from api.routes.common import PageDep, listed, reader, render_item, render_list, snapshot
 from warehouse import health, queries
+from warehouse.exceptions import PerfledgerError
 from warehouse.public import (
     Health,
     ListPage,
     Meta,
-    Refreshes,
     Ready,
+    Refreshes,
     RefreshValidation,
     SourceItem,
     SourceSnapshotPublic,
 )
-from warehouse.exceptions import PerfledgerError
 from warehouse.store import Layout
 
 router = APIRouter(tags=["provenance"])

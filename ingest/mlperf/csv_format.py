@@ -31,8 +31,8 @@ HEADERS: dict[str, str] = {
     "PrivateID": "private_id",
 }
 PUBLISHED = {col: header for header, col in HEADERS.items()}
-REQUIRED_HEADERS = ("Organization", "Availability", "Division", "Platform", "Model", "Scenario",
-                    "Result", "Units", "version")
+REQUIRED_HEADERS = ("Organization", "Availability", "Division", "SystemName", "Platform", "Model",
+                    "Scenario", "Result", "Units", "version")
 
 
 def looks_like(text: str) -> bool:

@@ -43,8 +43,8 @@ TYPES: dict[str, str] = {
     "system_id": "str", "details_url": "str", "code_url": "str",
 }
 # A row cannot be keyed or compared without these.
-REQUIRED = ("organization", "availability", "division", "platform", "model", "scenario_raw",
-            "result", "units", "version")
+REQUIRED = ("organization", "availability", "division", "system_name", "platform", "model",
+            "scenario_raw", "result", "units", "version")
 # The submitted model (normalised), never the official one: in the open division many
 # submitted variants share one official model and must stay apart.
 NATURAL_KEY = ("round", "division", "organization", "platform", "model_id", "scenario", "units")

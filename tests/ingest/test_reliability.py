@@ -66,7 +66,7 @@ def test_two_refreshes_at_once_one_runs_one_reports_the_lock(http_copy, server):
                             text=True, timeout=60)
     out, _ = first.communicate(timeout=300)
     assert first.returncode == 0 and "published" in out
-    assert second.returncode == 1
+    assert second.returncode == 75  # busy, told apart from broken (1)
     assert second.stderr.startswith("RefreshLocked: refresh already running (pid ")
     assert "started 20" in second.stderr
     layout = Layout(tmp / "var")
@@ -141,6 +141,12 @@ def test_sigkill_at_any_stage_keeps_a_whole_snapshot_serving(http_copy, server, 
     assert report.status in ("published", "unchanged"), report.message
     layout = Layout(settings.data_path)
     assert not list(layout.snapshots.glob("*.partial")) and not list(layout.root.rglob(".*.tmp"))
+    if kill_on != "publish":  # the killed run is on record, with its pid and last stage
+        [note] = report.notes
+        assert f"pid {proc.pid}" in note and "was interrupted" in note
+        assert f"last stage {kill_on}" in note or (kill_on == "source" and "last stage source" in note)
+        killed = [r for r in layout.read_runs() if r["status"] == "interrupted"]
+        assert len(killed) == 1 and killed[0]["pid"] == proc.pid
     assert client_for(settings).get("/v1/results?limit=1").json()["total"] == 492
 
 

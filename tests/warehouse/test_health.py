@@ -32,7 +32,14 @@ def test_health_summary():
     validation = [{"expectation": "e", "success": True, "severity": "error"},
                   {"expectation": "w", "success": False, "severity": "warning"}]
     got = health.health("snap", None, validation, JOURNAL)
-    assert got["status"] == "ok" and got["validation"] == {"errors": 0, "warnings": ["w"]}
+    assert got["status"] == "degraded"  # mlperf is stale: its last attempt failed
+    assert got["validation"] == {"errors": 0, "warnings": ["w"]}
+    clean = [run("4", "published", mlperf="updated", curated="unchanged"), *JOURNAL]
+    assert health.health("snap", None, validation, clean)["status"] == "ok"
+    rejected = [run("4", "rejected", mlperf="updated", curated="updated"), *clean]
+    assert health.health("snap", None, validation, rejected)["status"] == "degraded"
+    running = [{**run("5", "running"), "sources": []}, *clean]  # a refresh in progress
+    assert health.health("snap", None, validation, running)["status"] == "ok"
     assert got["last_refresh"] == {"id": "3", "status": "partial", "message": "run 3",
                                    "started_at": JOURNAL[0]["started_at"]}
     assert health.health(None, None, [], [])["status"] == "empty"

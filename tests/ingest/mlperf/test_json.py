@@ -155,8 +155,9 @@ def test_missing_keys_are_null_and_power_units_must_be_power():
 def test_a_json_file_at_a_csv_url_is_read_as_json_and_the_csv_at_a_json_url_as_csv():
     [row] = rows_of([record()], "v9.9")
     assert row["source_format"] == "json" and row["total_accelerators"] == 16
-    csv_body = (b"Organization,Availability,Division,Platform,Model,Scenario,Result,Units,version\n"
-                b"Acme,available,closed,box,llama2-70b-99,Offline,10,Tokens/s,v9.9\n")
+    csv_body = (b"Organization,Availability,Division,SystemName,Platform,Model,Scenario,Result,"
+                b"Units,version\nAcme,available,closed,Box,box,llama2-70b-99,Offline,10,Tokens/s,"
+                b"v9.9\n")
     [row] = list(parse(raw_of(csv_body, "https://x/summary_results.json"), round_name="v9.9",
                        snapshot_id="s"))
     assert row["source_format"] == "csv"

@@ -1,0 +1,167 @@
+"""The API under faults: the response cache never answers one query with another, links never
+come from the Host header, extreme dates are a 422, health says degraded and readiness says
+whether anything can be served, validate runs while the API serves, serve stops on SIGTERM
+with a stalled client, and the deploy examples pass systemd's own checks."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ingest.refresh import refresh
+from tests.conftest import full_sources, make_settings
+from tests.helpers import REPO, free_port
+
+BIN = Path(sys.executable).parent
+
+
+def test_parameter_order_is_part_of_the_key(full_client):
+    a = full_client.get("/v1/results?sort=organization&sort=-result&limit=5")
+    b = full_client.get("/v1/results?sort=-result&sort=organization&limit=5")
+    assert a.headers["etag"] != b.headers["etag"]
+    assert [r["id"] for r in a.json()["rows"]] != [r["id"] for r in b.json()["rows"]]
+    again = full_client.get("/v1/results?sort=-result&sort=organization&limit=5")
+    assert again.content == b.content  # and each is served from its own cache entry
+    c1 = full_client.get("/v1/results?columns=id&columns=round&limit=1&format=csv")
+    c2 = full_client.get("/v1/results?columns=round&columns=id&limit=1&format=csv")
+    assert c1.text.splitlines()[0] == "id,round" and c2.text.splitlines()[0] == "round,id"
+
+
+def test_links_never_come_from_the_host_header(full_copy, client_for):
+    tmp, sources = full_copy
+    client = client_for(make_settings(tmp, sources, api_public_url="https://perf.example.com/"))
+    evil = client.get("/v1/results?limit=2", headers={"Host": "evil.example"}).json()
+    plain = client.get("/v1/results?limit=2").json()
+    assert evil["next"] == plain["next"] == "https://perf.example.com/v1/results?offset=2&limit=2"
+    default = client_for(make_settings(tmp, sources)).get(
+        "/v1/results?limit=2", headers={"Host": "evil.example"}).json()
+    assert default["next"].startswith("http://127.0.0.1:8000/v1/results?")
+
+
+@pytest.mark.parametrize("path", ["/v1/results", "/v1/claims", "/v1/costs", "/v1/prices"])
+@pytest.mark.parametrize("moment", ["9999-12-31", "0001-01-01", "1900-01-01",
+                                    "9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+05:00"])
+def test_extreme_dates_are_a_422_naming_the_range(full_client, path, moment):
+    r = full_client.get(path, params={"as_of": moment})
+    assert r.status_code == 422, r.text
+    error = r.json()["error"]
+    assert error["param"] == "as_of" and "from 1970-01-01 to 9999-12-30" in error["message"]
+
+
+def test_health_degraded_and_readiness(full_copy, client_for, tmp_path):
+    tmp, _ = full_copy
+    client = client_for(make_settings(tmp, full_copy[1]))
+    assert client.get("/healthz").json()["status"] == "ok"
+    ready = client.get("/readyz")
+    assert ready.status_code == 200 and ready.json()["ready"] is True
+    broken = full_sources(tmp / "broken.toml", mlperf_rules='url = "http://127.0.0.1:9/x.adoc"')
+    settings = make_settings(tmp, broken, http_retries=0)
+    assert refresh(settings).status == "failed"
+    health = client_for(settings).get("/healthz").json()
+    assert health["status"] == "degraded"
+    assert next(s for s in health["sources"] if s["source"] == "mlperf_rules")["stale"]
+    assert client_for(settings).get("/readyz").status_code == 200  # still serving
+    empty = client_for(make_settings(tmp_path / "fresh", broken))
+    assert empty.get("/healthz").json()["status"] == "empty"
+    not_ready = empty.get("/readyz")
+    assert not_ready.status_code == 503 and not_ready.json()["reason"] == "no snapshot published yet"
+
+
+def test_validate_runs_while_the_api_serves(full_copy, client_for):
+    tmp, sources = full_copy
+    client = client_for(make_settings(tmp, sources))
+    assert client.get("/v1/results?limit=1").status_code == 200  # the API holds the file open
+    env = {**os.environ, "PERFLEDGER_DATA_DIR": str(tmp / "var"),
+           "PERFLEDGER_SOURCES": str(sources)}
+    done = subprocess.run([BIN / "perfledger", "validate"], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Could not set lock" not in done.stdout + done.stderr
+    assert "every mlperf_result row is measured" in done.stdout
+    assert client.get("/v1/results?limit=1").status_code == 200
+
+
+def test_serve_stops_on_sigterm_with_a_stalled_client(tmp_path):
+    port = free_port()
+    env = {**os.environ, "PERFLEDGER_DATA_DIR": str(tmp_path / "var"),
+           "PERFLEDGER_API_SHUTDOWN_TIMEOUT": "2", "PERFLEDGER_API_ACCESS_LOG": "false"}
+    proc = subprocess.Popen([BIN / "perfledger", "serve", "--port", str(port)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                idle = socket.create_connection(("127.0.0.1", port), timeout=1)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "serve did not start"
+                time.sleep(0.2)
+        idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")  # then kept alive, idle
+        assert b"200 OK" in idle.recv(65536)
+        stalled = socket.create_connection(("127.0.0.1", port), timeout=1)
+        stalled.sendall(b"GET /v1/results HTTP/1.1\r\nHost: x\r\n")  # never finished
+        time.sleep(0.5)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+        assert time.monotonic() - started < 12
+        idle.close()
+        stalled.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_systemd_units_verify_and_the_api_unit_is_hardened(tmp_path):
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze is not installed on this machine")
+    for unit in ("perfledger-api.service", "perfledger-refresh.service",
+                 "perfledger-refresh.timer"):
+        text = (REPO / "deploy" / unit).read_text()
+        # the units name /srv/perfledger's executable; verify against one that exists here
+        (tmp_path / unit).write_text(text.replace("/srv/perfledger/.venv/bin/perfledger",
+                                                  str(BIN / "perfledger")))
+    done = subprocess.run([analyze, "verify", "--man=no", *(str(tmp_path / u) for u in (
+        "perfledger-api.service", "perfledger-refresh.service", "perfledger-refresh.timer"))],
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    security = subprocess.run([analyze, "security", "--offline=yes",
+                               str(tmp_path / "perfledger-api.service")],
+                              capture_output=True, text=True, timeout=60)
+    score = float(security.stdout.split("Overall exposure level for")[1].split(":")[1].split()[0])
+    assert score < 5, security.stdout[-500:]
+    for unit in ("perfledger-api.service", "perfledger-refresh.service"):
+        text = (REPO / "deploy" / unit).read_text()
+        for line in ("User=perfledger", "ProtectSystem=strict", "NoNewPrivileges=yes",
+                     "PrivateTmp=yes"):
+            assert line in text, (unit, line)
+    refresh_unit = (REPO / "deploy" / "perfledger-refresh.service").read_text()
+    assert "ReadWritePaths=/srv/perfledger/var" in refresh_unit
+    assert "TimeoutStartSec=" in refresh_unit and "SuccessExitStatus=75" in refresh_unit
+
+
+def test_kubernetes_examples_bound_the_refresh_and_describe_the_api():
+    [cron] = list(yaml.safe_load_all((REPO / "deploy" / "cronjob.yaml").read_text()))
+    job = cron["spec"]["jobTemplate"]["spec"]
+    pod = job["template"]["spec"]
+    assert cron["spec"]["startingDeadlineSeconds"] > 0 and job["activeDeadlineSeconds"] > 0
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["containers"][0]["resources"]["limits"]["memory"]
+    docs = {d["kind"]: d for d in yaml.safe_load_all((REPO / "deploy" / "api.yaml").read_text())}
+    assert set(docs) == {"PersistentVolumeClaim", "Deployment", "Service"}
+    assert docs["PersistentVolumeClaim"]["spec"]["accessModes"] == ["ReadWriteMany"]
+    api = docs["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert api["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert api["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert api["volumeMounts"][0]["readOnly"] is True
