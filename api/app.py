@@ -6,13 +6,17 @@ import json
 import logging
 from pathlib import Path
 
-from fastapi import FastAPI
+import fastapi_offline
+from fastapi import Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.middleware.gzip import GZipMiddleware
 
 from api import errors
-from api.responses import CachedResponses, ResponseCache
+from api.responses import CachedResponses, HeadAsGet, ResponseCache
 from api.routes import calc, derived, evidence, explorer, prices, provenance, results
+from api.routes.common import strict_params
 from api.snapshot import SnapshotReader
 from warehouse.settings import Settings
 from warehouse.store import Layout
@@ -33,6 +37,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     not given, as uvicorn workers do)."""
     settings = settings or Settings()
     app = FastAPI(title="perfledger", version="0.1.0", openapi_tags=TAGS,
+                  dependencies=[Depends(strict_params)], docs_url=None, redoc_url=None,
                   description="LLM-inference evidence: measured results, list prices and dated "
                               "vendor claims, every row labelled with what it is and where it "
                               "came from. Read-only.")
@@ -41,19 +46,61 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.responses = ResponseCache(settings.api_response_cache)
     errors.install(app)
     app.add_middleware(CachedResponses, cache=app.state.responses, reader=app.state.reader)
+    app.add_middleware(GZipMiddleware, minimum_size=1024)  # when the client accepts gzip
+    app.add_middleware(HeadAsGet)
     if settings.api_cors_origins:  # added last, so it wraps cached answers too
         app.add_middleware(CORSMiddleware, allow_origins=settings.api_cors_origins,
                            allow_methods=["GET", "HEAD"], allow_headers=["*"],
-                           expose_headers=["ETag", "X-Total-Count", "X-Snapshot-Id"])
+                           expose_headers=["ETag", "X-Total-Count", "X-Snapshot-Id", "Link"])
     for module in (results, derived, evidence, prices, calc, provenance, explorer):
         app.include_router(module.router)
+    app.mount("/static/docs", StaticFiles(directory=DOCS_ASSETS), name="docs-assets")
     app.mount("/static", StaticFiles(directory=explorer.STATIC), name="static")
+    _docs_pages(app)
     _document(app)
     logging.getLogger("perfledger.api").info("serving data directory %s", settings.data_path)
     return app
 
 
+# Swagger UI and ReDoc from the fastapi-offline package (PyPI), served from this origin: the
+# docs pages work with no internet, as the explorer does with Plotly.
+DOCS_ASSETS = Path(fastapi_offline.__file__).parent / "static"
+
+
+def _docs_pages(app: FastAPI) -> None:
+    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+
+    # The pages may load nothing from elsewhere (ReDoc's footer would fetch its logo from a CDN).
+    same_origin = {"Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
+                   "style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; "
+                   "worker-src 'self' blob:; font-src 'self' data:"}
+
+    @app.get("/docs", include_in_schema=False)
+    def swagger_ui() -> HTMLResponse:
+        page = get_swagger_ui_html(openapi_url="/openapi.json", title="perfledger API",
+                                   swagger_js_url="/static/docs/swagger-ui-bundle.js",
+                                   swagger_css_url="/static/docs/swagger-ui.css",
+                                   swagger_favicon_url="/static/docs/favicon.png")
+        page.headers.update(same_origin)
+        return page
+
+    @app.get("/redoc", include_in_schema=False)
+    def redoc() -> HTMLResponse:
+        page = get_redoc_html(openapi_url="/openapi.json", title="perfledger API",
+                              redoc_js_url="/static/docs/redoc.standalone.js",
+                              redoc_favicon_url="/static/docs/favicon.png", with_google_fonts=False)
+        page.headers.update(same_origin)
+        return page
+
+
 EXAMPLES = Path(__file__).with_name("examples.json")
+ROW_FORMATS = {
+    "text/csv": {"schema": {"type": "string"},
+                 "example": "id,round,organization\r\n9bb82bbc93897023,v6.1,NVIDIA\r\n"},
+    "application/x-ndjson": {"schema": {"type": "string"},
+                             "example": '{"id":"9bb82bbc93897023","round":"v6.1"}\n'},
+    "application/vnd.apache.parquet": {"schema": {"type": "string", "format": "binary"}},
+}
 ERROR_EXAMPLE = {"error": {"status": 422, "code": "invalid_parameter",
                            "message": "limit must be at most 1000 (got 5000); page with offset "
                                       "or the next link", "param": "limit"}}
@@ -78,6 +125,9 @@ def _document(app: FastAPI) -> None:
             if path in examples:
                 ok.setdefault("content", {}).setdefault("application/json", {})["example"] = \
                     examples[path]
+            json_schema = ok.get("content", {}).get("application/json", {}).get("schema", {})
+            if json_schema.get("$ref", "").split("/")[-1].startswith("ListPage_"):
+                ok["content"].update(ROW_FORMATS)  # format= or Accept: the rows alone
             op["responses"]["422"] = {
                 "description": "A parameter is invalid; the message says what is accepted.",
                 "content": {"application/json": {"example": ERROR_EXAMPLE}}}

@@ -40,7 +40,9 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0]
-        loc = [str(x) for x in first.get("loc", []) if x not in ("query", "path", "body")]
+        # the parameter's name, not its position in a list (``rate``, never ``rate.0``)
+        loc = [str(x) for x in first.get("loc", [])
+               if x not in ("query", "path", "body") and not isinstance(x, int)]
         param = ".".join(loc) or None
         got = first.get("input")
         message = f"{param}: {first.get('msg')}" + (f" (got {got!r})" if got is not None else "")

@@ -107,7 +107,8 @@ def public_link(request: Request, **params: object) -> str:
 
 def cache_headers(request: Request, opened: Opened, max_age: int) -> dict[str, str]:
     """ETag, Cache-Control and Last-Modified for a response from this snapshot."""
-    headers = {"ETag": etag_for(request, opened), "Cache-Control": f"public, max-age={max_age}"}
+    headers = {"ETag": etag_for(request, opened), "Cache-Control": f"public, max-age={max_age}",
+               "Vary": "Accept"}  # the gzip middleware adds Accept-Encoding when it compresses
     if opened.published_at is not None:
         headers["Last-Modified"] = format_datetime(opened.published_at, usegmt=True)
     if opened.id:
@@ -115,11 +116,29 @@ def cache_headers(request: Request, opened: Opened, max_age: int) -> dict[str, s
     return headers
 
 
+def _opaque(tag: str) -> str:
+    return tag.strip().removeprefix("W/")
+
+
 def not_modified(request: Request, headers: dict[str, str]) -> Response | None:
-    """A 304 when the client already holds this representation."""
+    """A 304 when the client already holds this representation: ``If-None-Match`` compared
+    weakly (RFC 9110: ``W/"x"`` matches ``"x"``, so a compressing proxy keeps revalidation),
+    or, without it, ``If-Modified-Since`` at or after the snapshot's publish time."""
     inm = request.headers.get("if-none-match")
-    if inm and headers["ETag"] in [t.strip() for t in inm.split(",")]:
-        return Response(status_code=304, headers=headers)
+    if inm:
+        ours = _opaque(headers["ETag"])
+        if inm.strip() == "*" or ours in [_opaque(t) for t in inm.split(",")]:
+            return Response(status_code=304, headers=headers)
+        return None
+    ims, modified = request.headers.get("if-modified-since"), headers.get("Last-Modified")
+    if ims and modified:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            if parsedate_to_datetime(ims) >= parsedate_to_datetime(modified):
+                return Response(status_code=304, headers=headers)
+        except (TypeError, ValueError):
+            return None
     return None
 
 
@@ -175,6 +194,27 @@ class ResponseCache:
                 self._items.popitem(last=False)
 
 
+class HeadAsGet:
+    """ASGI middleware: HEAD on any GET route answers as GET would, headers only (RFC 9110)."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def headers_only(message) -> None:
+            if message["type"] == "http.response.body":
+                if not message.get("more_body"):
+                    await send({"type": "http.response.body", "body": b""})
+                return
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)
+
+
 class CachedResponses:
     """ASGI middleware: a GET whose response is in the ``ResponseCache`` (same current
     snapshot, path, query and Accept, so the same ETag) is answered here, before routing and
@@ -210,6 +250,10 @@ def list_response(request: Request, opened: Opened, *, total: int, rows: list[di
     if cached is not None:
         return cached
     f = pick_format(request, fmt)
+    nxt = None
+    if offset + limit < total:
+        nxt = public_link(request, offset=offset + limit, limit=limit)
+        headers["Link"] = f'<{nxt}>; rel="next"'  # every format can page, CSV included
     if f is Format.csv and len(rows) > 1000:
         headers["X-Total-Count"] = str(total)
         return StreamingResponse(_csv_stream(rows, columns), media_type=MEDIA[f], headers=headers)
@@ -232,9 +276,6 @@ def list_response(request: Request, opened: Opened, *, total: int, rows: list[di
         pq.write_table(table, out)
         headers["X-Total-Count"] = str(total)
         return Response(out.getvalue(), media_type=MEDIA[f], headers=headers)
-    nxt = None
-    if offset + limit < total:
-        nxt = public_link(request, offset=offset + limit, limit=limit)
     envelope = {"snapshot_id": opened.id, "total": total, "limit": limit, "offset": offset,
                 "next": nxt, "rows": _clean(rows)}
     body = dumps(envelope)

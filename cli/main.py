@@ -261,6 +261,9 @@ CALCULATORS = {
     "decode-bound": "decode", "batch": "batch_tradeoff", "prefill": "prefill", "ridge": "ridge",
     "grid": "grid",
 }
+# The calculators take the API's parameter names on the command line too.
+API_NAMES = {"hardware": "hardware_id", "model": "model_id"}
+REVERSE_NAMES = {v: k for k, v in API_NAMES.items()}
 PURE = {"speculative": "speculative", "best-gamma": "best_gamma",
         "tensor-parallel": "tensor_parallel", "kv-transfer": "kv_transfer",
         "capacity": "capacity_units", "bandwidth-needed": "bandwidth_needed"}
@@ -281,8 +284,9 @@ def calc(
                                         "(warehouse inputs) or speculative, best-gamma, "
                                         "tensor-parallel, kv-transfer, capacity, "
                                         "bandwidth-needed (explicit numbers).")],
-    args: Annotated[list[str] | None, typer.Argument(help="key=value inputs, e.g. "
-                                                     "hardware_id=8x-nvidia-h100-sxm.")] = None,
+    args: Annotated[list[str] | None, typer.Argument(help="key=value inputs, named as in "
+                                                     "/v1/calc, e.g. hardware=8x-nvidia-h100-sxm "
+                                                     "model=illustrative-100b.")] = None,
 ) -> None:
     """The bound calculators, the API's /v1/calc twin; prints JSON."""
     import duckdb
@@ -295,7 +299,8 @@ def calc(
         key, sep, value = a.partition("=")
         if not sep:
             _fail(PerfledgerError(f"{a!r}: inputs are key=value"))
-        kwargs[key.replace("-", "_")] = _number(value)
+        key = key.replace("-", "_")
+        kwargs[API_NAMES.get(key, key)] = _number(value)  # /v1/calc's names: hardware=, model=
     try:
         if name in PURE:
             if name == "speculative" and "gamma" not in kwargs:
@@ -319,8 +324,14 @@ def calc(
             _fail(PerfledgerError(f"unknown calculator {name!r}; known: "
                                   f"{', '.join(sorted(set(CALCULATORS) | set(PURE)))}"))
             return
-    except TypeError as e:
-        _fail(PerfledgerError(f"{name}: {e}"))
+    except TypeError:
+        import inspect
+
+        fn = getattr(pure, PURE[name]) if name in PURE else getattr(calc_inputs, CALCULATORS[name])
+        accepted = [REVERSE_NAMES.get(p, p) for p in inspect.signature(fn).parameters
+                    if p != "con"]
+        _fail(PerfledgerError(f"{name}: takes {', '.join(f'{p}=' for p in accepted)}; got "
+                              f"{', '.join(f'{REVERSE_NAMES.get(k, k)}=' for k in kwargs)}"))
         return
     except PerfledgerError as e:
         _fail(e)

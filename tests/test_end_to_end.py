@@ -85,12 +85,17 @@ def test_bad_sources_file_is_one_line_error(tmp_path):
 
 def test_calc_command_twin(full_warehouse):
     env = {**os.environ, "PERFLEDGER_DATA_DIR": str(full_warehouse / "var")}
-    done = subprocess.run([BIN / "perfledger", "calc", "decode-bound",
-                           "hardware_id=nvidia-gb200-nvl72", "model_id=illustrative-1t-moe"],
-                          env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
     import json
-    assert round(json.loads(done.stdout)["outputs"]["tokens_per_s_per_user"]) == 17442
+    for names in (["hardware=nvidia-gb200-nvl72", "model=illustrative-1t-moe"],  # as /v1/calc
+                  ["hardware_id=nvidia-gb200-nvl72", "model_id=illustrative-1t-moe"]):
+        done = subprocess.run([BIN / "perfledger", "calc", "decode-bound", *names],
+                              env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert round(json.loads(done.stdout)["outputs"]["tokens_per_s_per_user"]) == 17442
+    typo = subprocess.run([BIN / "perfledger", "calc", "ridge", "hardwar=nvidia-h100-sxm"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert typo.returncode == 1 and "Traceback" not in typo.stderr
+    assert typo.stderr.strip() == "PerfledgerError: ridge: takes hardware=; got hardwar="
     bad = subprocess.run([BIN / "perfledger", "calc", "capacity", "params=1e9"], env=env,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and bad.stderr.startswith("PerfledgerError: capacity:")

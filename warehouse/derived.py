@@ -58,7 +58,8 @@ view("scenario_ratio",
      "and division. Tokens/s pairs with Tokens/s; an Offline Samples/s or Tokens/s result with a "
      "Queries/s one is kept but flagged (unit_pairing = samples_vs_queries or tokens_vs_queries: "
      "MLPerf reports some benchmarks in two units). Power rows are never paired.",
-     {"ratio": "other_result / offline_result",
+     {"scenario": "Server or Interactive: the scenario compared with the same system's Offline",
+      "ratio": "other_result / offline_result",
       "interactive_premium": "offline_result / other_result: the cost multiple of serving under the latency limits",
       "unit_pairing": "same_units, samples_vs_queries or tokens_vs_queries (MLPerf reports some "
                       "benchmarks in two units)",
@@ -205,7 +206,8 @@ view("round_rule",
      "The latency limits each MLPerf round is compared with: the rules document pinned to the "
      "round in sources.toml, else the latest rules document fetched.",
      {"rule_basis": "pinned (the round's pinned rules document) or latest (no pin: the latest "
-                    "document fetched)"})(
+                    "document fetched)",
+      "scenario": "Scenario the limits apply to: Server or Interactive."})(
 """
 WITH docs AS (
     SELECT id, sha256, fetched_at FROM source_snapshot WHERE kind = 'rules_document'
@@ -227,7 +229,8 @@ view("latency_bound",
      "minimum per-user speed (1/TPOT), the most concurrent streams the throughput can be serving "
      "(throughput x TPOT) and the end-to-end time of a reference-length answer "
      "(TTFT + (n-1) x TPOT).",
-     {"min_tokens_per_s_per_user": "1000 / tpot_ms",
+     {"scenario": "Server or Interactive (the scenarios with latency limits)",
+      "min_tokens_per_s_per_user": "1000 / tpot_ms",
       "max_concurrent_streams": "result x tpot_ms / 1000",
       "reference_answer_seconds": "(ttft_ms + (reference_tokens - 1) x tpot_ms) / 1000"})(
 """
@@ -409,8 +412,12 @@ def install(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"COMMENT ON VIEW {name} IS $${comment}$$")
         for col, text in cols.items():
             con.execute(f"COMMENT ON COLUMN {name}.{col} IS $${text}$$")
+    # A column named like a table's takes that table's meaning; results' first, as most views
+    # are built on them (benchmark_rule's "scenario" means only Server or Interactive).
     known = dict(con.execute("""
-        SELECT column_name, any_value(comment) FROM duckdb_columns()
+        SELECT column_name, arg_min(comment, CASE table_name WHEN 'mlperf_result' THEN 0
+                                                           ELSE 1 END)
+        FROM duckdb_columns()
         WHERE comment IS NOT NULL AND table_name IN (SELECT table_name FROM duckdb_tables())
         GROUP BY column_name""").fetchall())
     known.update(COMMON_COLUMNS)

@@ -281,9 +281,17 @@ class CostPublic(BaseModel):
     price_basis: str | None = col(None, "price_basis")
     region: str | None = col(None, "region",
                              'Azure region of the list price (NULL for assumed rates).')
+    offer: str | None = col(None, "offer", "Offer of the list price: on_demand, spot, "
+                            "low_priority, reservation or dev_test (NULL for assumed rates).")
+    os: str | None = col(None, "os", "Operating system of the list price (NULL for assumed rates).")
+    reservation_term: str | None = col(None, "reservation_term", "Term of a reservation price "
+                                       "(1 Year, 3 Years); a reservation's hourly price means "
+                                       "nothing without it.")
     sku: str | None = col(None, "sku",
                           'Azure VM size of the cheapest price per accelerator-hour used.')
     price_id: str | None = col(None, "price_id")
+    price_valid_from: datetime | None = col(None, "price_valid_from", "Since when that price "
+                                            "version holds (with price_id: which version).")
     rate_per_accelerator_hour: float | None = col(None, "rate_per_accelerator_hour")
     price_status: str | None = col(None, "price_status",
                                    'priced, no price (no list price for the accelerator: cost NULL) or assumed.')

@@ -66,6 +66,7 @@ class ListQuery:
     # of the relation (a parameterised subquery); both with bound parameters.
     where: list[tuple[str, list]] = field(default_factory=list)
     subquery: tuple[str, list] | None = None
+    casefold: tuple[str, ...] = ()  # equals on these columns ignores case (names people type)
 
     @property
     def output_columns(self) -> list[str]:
@@ -112,8 +113,12 @@ def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
             continue
         if col not in own or col in missing:
             raise QueryError(f"cannot filter on {col!r}", param=col)
-        where.append(f"t.{_quote(col)} IN ({', '.join('?' * len(values))})")
-        params.extend(values)
+        if col in q.casefold:
+            where.append(f"lower(t.{_quote(col)}) IN ({', '.join('?' * len(values))})")
+            params.extend(str(v).lower() for v in values)
+        else:
+            where.append(f"t.{_quote(col)} IN ({', '.join('?' * len(values))})")
+            params.extend(values)
     for col, text in q.contains.items():
         if col not in own:
             raise QueryError(f"cannot filter on {col!r}", param=col)
@@ -184,12 +189,17 @@ class ResultFilter:
         """The filters as SQL conditions on ``alias`` with bound parameters. ``model`` matches
         a model id or a family (a family matches all its ids), spellings normalised."""
         out: list[tuple[str, list]] = []
-        for column, values in (("round", self.round), ("division", self.division),
-                               ("organization", self.organization),
-                               ("accelerator_id", self.accelerator),
+        rounds = [r.strip().lower() if r.strip()[:1].lower() == "v" else "v" + r.strip()
+                  for r in self.round]  # 6.1 and V6.1 are v6.1
+        for column, values in (("round", rounds), ("division", self.division),
                                ("availability", self.availability), ("scenario", self.scenario)):
             if values:
                 out.append((f"{alias}.{column} IN (SELECT unnest(?::VARCHAR[]))", [values]))
+        for column, values in (("organization", self.organization),
+                               ("accelerator_id", self.accelerator)):
+            if values:  # as people type them: nvidia finds NVIDIA
+                out.append((f"lower({alias}.{column}) IN (SELECT unnest(?::VARCHAR[]))",
+                            [[v.strip().lower() for v in values]]))
         if self.model:
             models = [normalise_model(m) for m in self.model]
             out.append((f"({alias}.model_id IN (SELECT unnest(?::VARCHAR[])) "
@@ -209,9 +219,10 @@ def results_query(f: ResultFilter, *, units: list[str], system: str | None,
     q = dataclasses.replace(f, accelerator=[]).query("mlperf_result", MlperfResultPublic)
     q.equals["units"] = units
     if accs:
-        marks = ", ".join("?" * len(accs))
-        q.where.append((f"(t.accelerator_id IN ({marks}) OR t.accelerator_model_name "
-                        f"IN ({marks}))", accs + accs))
+        folded = [a.strip().lower() for a in accs]
+        q.where.append(("(lower(t.accelerator_id) IN (SELECT unnest(?::VARCHAR[])) OR "
+                        "lower(t.accelerator_model_name) IN (SELECT unnest(?::VARCHAR[])))",
+                        [folded, folded]))
     if system:
         q.contains["system_name"] = system
     if min_result is not None or max_result is not None:
@@ -292,14 +303,18 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
             valid_params = [as_of, as_of]
         parts.append(f"""
             WITH p AS (
-                SELECT accelerator_id, min(price_per_accelerator_hour) AS rate,
+                SELECT accelerator_id, reservation_term,
+                       min(price_per_accelerator_hour) AS rate,
                        arg_min(arm_sku_name, price_per_accelerator_hour) AS sku,
-                       arg_min(price_id, price_per_accelerator_hour) AS price_id
+                       arg_min(price_id, price_per_accelerator_hour) AS price_id,
+                       arg_min(valid_from, price_per_accelerator_hour) AS price_valid_from
                 FROM accelerator_hour_price
-                WHERE arm_region_name = ? AND offer = ? AND os = ? AND {valid}
-                GROUP BY accelerator_id)
-            SELECT r.id || ':list_price' AS id, {select},
-                   'list_price' AS price_basis, ? AS region, p.sku, p.price_id,
+                WHERE lower(arm_region_name) = lower(?) AND offer = ? AND os = ? AND {valid}
+                GROUP BY accelerator_id, reservation_term)
+            SELECT r.id || ':list_price' || coalesce(':' || p.reservation_term, '') AS id,
+                   {select},
+                   'list_price' AS price_basis, ? AS region, ? AS offer, ? AS os,
+                   p.reservation_term, p.sku, p.price_id, p.price_valid_from,
                    p.rate AS rate_per_accelerator_hour,
                    CASE WHEN p.rate IS NULL THEN 'no price' ELSE 'priced' END AS price_status,
                    p.rate * r.total_accelerators / (r.result * 3600.0) * 1e6
@@ -307,12 +322,14 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
                    ? AS basis
             FROM mlperf_result r LEFT JOIN p ON p.accelerator_id = r.accelerator_id {joins}
             {where}""")
-        params += [region, offer, os, *valid_params, region,
+        params += [region, offer, os, *valid_params, region, offer, os,
                    basis(Evidence.measured, Evidence.list_price), TOKENS_PER_S]
     if "assumed" in bases:
         parts.append(f"""
             SELECT r.id || ':assumed:' || CAST(a.rate AS VARCHAR) AS id, {select},
-                   'assumed' AS price_basis, NULL AS region, NULL AS sku, NULL AS price_id,
+                   'assumed' AS price_basis, NULL AS region, NULL AS offer, NULL AS os,
+                   NULL AS reservation_term, NULL AS sku, NULL AS price_id,
+                   NULL::TIMESTAMPTZ AS price_valid_from,
                    a.rate AS rate_per_accelerator_hour, 'assumed' AS price_status,
                    a.rate * r.total_accelerators / (r.result * 3600.0) * 1e6
                        AS cost_per_million_tokens,
@@ -341,7 +358,7 @@ def claims_query(*, vendor: list[str], evidence: list[str], metric: list[str], m
     """Curated claims; ``model`` matches a claim's model or its family, spellings normalised
     as MLPerf's are."""
     q = ListQuery(relation="claim", public=ClaimPublic, equals={
-        "vendor": vendor, "metric": metric, "evidence": evidence})
+        "vendor": vendor, "metric": metric, "evidence": evidence}, casefold=("vendor",))
     if model:
         models = [normalise_model(m) for m in model]
         q.where.append(("(t.model IN (SELECT unnest(?::VARCHAR[])) "
@@ -355,7 +372,8 @@ def hardware_query(*, hardware: list[str], vendor: list[str], metric: list[str],
                    kind: list[str]) -> ListQuery:
     """Hardware specs with the hardware they describe."""
     return ListQuery(relation="hardware_catalog", public=HardwareCatalogPublic, equals={
-        "hardware_id": hardware, "vendor": vendor, "metric": metric, "kind": kind})
+        "hardware_id": hardware, "vendor": vendor, "metric": metric, "kind": kind},
+        casefold=("hardware_id", "vendor"))
 
 
 def models_query(*, illustrative: bool | None) -> ListQuery:
@@ -390,7 +408,8 @@ def prices_query(*, sku: list[str], accelerator: list[str], region: list[str],
     """Each price version valid at ``as_of``, with the accelerator its VM size rents."""
     q = ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
         "arm_sku_name": sku, "accelerator_id": accelerator, "arm_region_name": region,
-        "price_type": price_type, "offer": offer, "os": os})
+        "price_type": price_type, "offer": offer, "os": os},
+        casefold=("arm_sku_name", "accelerator_id", "arm_region_name"))
     q.where.append(_valid_at(as_of))
     return q
 
@@ -400,7 +419,7 @@ def price_history_query(*, sku: str, region: list[str], offer: list[str],
     """Every version of one VM size's prices, oldest first per price unless sorted."""
     return ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
         "arm_sku_name": [sku], "arm_region_name": region, "offer": offer, "os": os},
-        sort=["price_key", "valid_from"])
+        sort=["price_key", "valid_from"], casefold=("arm_sku_name", "arm_region_name"))
 
 
 def sources_query(*, source: list[str]) -> ListQuery:

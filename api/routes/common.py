@@ -82,6 +82,34 @@ def listed(values: list[str] | None) -> list[str]:
     return _split(values) or []
 
 
+def _accepted(dependant) -> set[str]:
+    names = {p.alias for p in dependant.query_params}
+    for sub in dependant.dependencies:
+        names |= _accepted(sub)
+    return names
+
+
+def strict_params(request: Request) -> None:
+    """Every route's guard: a query parameter the route does not take is a 422 naming it and
+    the accepted ones (with the closest, when one is close), never silently ignored."""
+    route = request.scope.get("route")
+    dependant = getattr(route, "dependant", None)
+    if dependant is None or not request.query_params or not getattr(route, "include_in_schema",
+                                                                        True):
+        return  # the explorer page keeps its own state in the query string
+    accepted = _accepted(dependant)
+    unknown = [k for k in dict.fromkeys(request.query_params.keys()) if k not in accepted]
+    if unknown:
+        import difflib
+
+        name = unknown[0]
+        close = difflib.get_close_matches(name, sorted(accepted), n=1, cutoff=0.6) or sorted(
+            (a for a in accepted if name.startswith(a) or a.startswith(name)), key=len)[-1:]
+        raise QueryError(f"unknown parameter {name!r}" + (f" (did you mean {close[0]!r}?)"
+                                                         if close else "")
+                         + f"; accepted: {', '.join(sorted(accepted)) or 'none'}", param=name)
+
+
 def reader(request: Request) -> SnapshotReader:
     return request.app.state.reader
 

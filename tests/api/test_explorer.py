@@ -126,3 +126,24 @@ def test_keyboard_reaches_every_control(site, browser):
         page.keyboard.press("Tab")
         seen.add(page.evaluate("document.activeElement.id"))
     assert {"model", "round", "scenario", "basis"} <= seen
+
+
+@pytest.mark.parametrize("path, rendered", [
+    ("/docs", "#swagger-ui .opblock"),          # Swagger UI lists the operations
+    ("/redoc", "[data-section-id]"),             # ReDoc renders its sections
+])
+def test_api_docs_render_with_no_request_leaving_the_origin(site, browser, path, rendered):
+    page = browser.new_page()
+    requests: list[str] = []
+    blocked: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("requestfailed", lambda r: blocked.append(r.url)
+            if (r.failure or "") in ("csp", "net::ERR_BLOCKED_BY_CSP") else None)
+    page.goto(site + path)
+    page.wait_for_selector(rendered, timeout=60_000)
+    assert page.locator(rendered).count() > 0
+    origin = urlsplit(site).netloc
+    outside = [u for u in requests if not u.startswith(("data:", "blob:"))
+               and urlsplit(u).netloc != origin]
+    # ReDoc's footer asks for its logo on a CDN: the page's CSP stops it in the browser
+    assert [u for u in outside if u not in blocked] == []

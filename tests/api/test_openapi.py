@@ -119,3 +119,13 @@ def test_list_routes_declare_their_row_columns(schema):
         assert len(row["properties"]) >= 2, path
         assert all(p.get("description") for p in row["properties"].values()), path
     assert lists >= 13
+
+
+def test_list_routes_declare_their_row_formats(schema):
+    lists = [op for _, _, op in operations(schema)
+             if "ListPage_" in op["responses"]["200"]["content"]["application/json"]
+             .get("schema", {}).get("$ref", "")]
+    assert len(lists) >= 13
+    for op in lists:
+        assert {"text/csv", "application/x-ndjson", "application/vnd.apache.parquet"} <= \
+            set(op["responses"]["200"]["content"])

@@ -351,3 +351,16 @@ def test_a_duplicate_azure_item_with_another_price_is_a_warning_naming_both(tmp_
     [warning] = [w for w in azure.warnings if "listed 2 times with different prices" in w]
     assert items[0]["armSkuName"] in warning and str(items[0]["retailPrice"]) in warning
     assert str(twin["retailPrice"]) in warning and "the first was kept" in warning
+
+
+def test_the_azure_walk_reports_pages_against_the_last_count(tmp_path, server):
+    mount_azure(server, page_size=4)
+    sources = write_sources(tmp_path / "sources.toml",
+                            azure_prices=f'url = "{server.url("/api/retail/prices")}"')
+    settings_ = make_settings(tmp_path, sources)
+    first: list[str] = []
+    refresh(settings_, on_event=lambda kind, text: first.append(text) if kind == "progress" else 0)
+    assert first[0] == "azure_prices: page 1" and len(first) > 1
+    second: list[str] = []
+    refresh(settings_, on_event=lambda kind, text: second.append(text) if kind == "progress" else 0)
+    assert second[-1] == f"azure_prices: page {len(first)} of about {len(first)} (last refresh)"
