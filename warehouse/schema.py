@@ -411,7 +411,7 @@ def create_all(con: duckdb.DuckDBPyConnection) -> None:
             _add_missing_columns(con, model)
             continue
         con.execute(_ddl(model))
-        doc = (model.__doc__ or "").strip().splitlines()[0]
+        doc = " ".join((model.__doc__ or "").strip().split("\n\n")[0].split())  # 1st paragraph
         con.execute(f"COMMENT ON TABLE {table.name} IS $${doc}$$")
         for name, field in model.model_fields.items():
             if field.description:
