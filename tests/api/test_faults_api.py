@@ -105,6 +105,7 @@ def test_serve_stops_on_sigterm_with_a_stalled_client(tmp_path):
             except OSError:
                 assert time.monotonic() < deadline, "serve did not start"
                 time.sleep(0.2)
+        idle.settimeout(60)  # a first request on a loaded machine may take a while
         idle.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")  # then kept alive, idle
         assert b"200 OK" in idle.recv(65536)
         stalled = socket.create_connection(("127.0.0.1", port), timeout=1)
