@@ -113,7 +113,7 @@ def test_serve_stops_on_sigterm_with_a_stalled_client(tmp_path):
         time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)  # raises if the stalled client kept it alive past the timeout
-        assert proc.returncode == 0
+        assert proc.returncode in (0, -signal.SIGTERM)  # uvicorn re-raises the signal after closing
         idle.close()
         stalled.close()
     finally:
