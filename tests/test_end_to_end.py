@@ -68,7 +68,7 @@ def test_refresh_command_fails_with_one_line_per_source(tmp_path):
     done = subprocess.run([BIN / "perfledger", "refresh"], env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 1
-    assert done.stdout.splitlines()[0].startswith("mlperf: failed — http://127.0.0.1:9")
+    assert done.stdout.splitlines()[0].startswith("mlperf: failed — v6.1: http://127.0.0.1:9")
     assert "Traceback" not in done.stderr
 
 

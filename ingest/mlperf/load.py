@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 from pydantic import Field
@@ -45,9 +46,12 @@ def load(ctx: LoadContext) -> None:
             written += _load_round(ctx, round_name, ctx.resolve(url), detail)
         except PerfledgerError as e:
             detail.update(status="failed", message=str(e))
-            ctx.outcome.stale[round_name] = str(e)
+            # named once: "v5.1: <why>", not "mlperf: …" or "mlperf v5.1: …" again
+            why = re.sub(rf"^{SOURCE}(?: {re.escape(round_name)})?:\s*", "", str(e))
+            ctx.outcome.stale[round_name] = why
     if ctx.outcome.stale and len(ctx.outcome.stale) == len(cfg.rounds):
-        raise SourceError("; ".join(ctx.outcome.stale.values()), source=SOURCE)
+        raise SourceError("; ".join(f"{r}: {why}" for r, why in ctx.outcome.stale.items()),
+                          source=SOURCE)
     ctx.outcome.finish(written)
 
 
