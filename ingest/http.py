@@ -18,7 +18,13 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import httpx
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+)
 from tenacity.stop import stop_base
 
 from warehouse.exceptions import FetchError
@@ -179,12 +185,11 @@ def fetch_bytes(
                     raise _DeadlineExceeded
         return response, b"".join(chunks)
 
-    class _PastDeadline(stop_base):
-        def __call__(self, retry_state: RetryCallState) -> bool:
-            return deadline is not None and time.monotonic() >= deadline
-
+    stop: stop_base = stop_after_attempt(policy.retries + 1)
+    if deadline is not None:  # no new attempt once the deadline has passed
+        stop = stop | stop_after_delay(max(0.0, deadline - time.monotonic()))
     retrying = Retrying(
-        stop=stop_after_attempt(policy.retries + 1) | _PastDeadline(),
+        stop=stop,
         wait=_wait(policy, deadline),
         retry=retry_if_exception(_is_retryable),
         sleep=sleep,

@@ -194,12 +194,10 @@ def refresh(
                     stage.rollback()
                     outcome.fail(e)
                 except duckdb.Error as e:  # rows the schema refuses: this source fails
-                    if isinstance(e, duckdb.IOException):
-                        stage.rollback()
-                        outcome.fail(e)
-                        raise
                     stage.rollback()
                     outcome.fail(e)
+                    if isinstance(e, duckdb.IOException):
+                        raise  # a full disk fails the run (below), not just this source
                 except BaseException as e:
                     stage.rollback()
                     outcome.fail(e)

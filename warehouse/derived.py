@@ -115,7 +115,8 @@ view("energy_efficiency",
      "per unit of work. Tokens/s results give tokens per joule; Samples/s, samples per joule. "
      "SingleStream/MultiStream results publish energy per query in millijoules: queries per "
      "joule = 1000 / mJ.",
-     {"watts": "System power during the run (the power row's result, in Watts)",
+     {"watts": "System power during the run (the power row's result, in Watts); NULL where the "
+               "power row is energy per query (millijoules)",
       "per_joule": "result / watts (or 1000 / millijoules per query): work per joule",
       "per_joule_unit": "tokens/J, samples/J, queries/J or tasks/J",
       "joules_per_unit": "watts / result: joules per token, sample or query",
@@ -123,31 +124,24 @@ view("energy_efficiency",
 """
 SELECT p.id AS id, p.round, p.division, p.organization, p.platform, p.system_name, p.model_id,
        p.model_family, p.scenario, p.result, p.units, p.total_accelerators, p.accelerator_id,
-       p.availability, w.result AS watts,
-       p.result / w.result AS per_joule,
-       lower(split_part(p.units, '/', 1)) || '/J' AS per_joule_unit,
-       w.result / p.result AS joules_per_unit,
+       p.availability,
+       CASE WHEN w.units = """ + WATTS + """ THEN w.result END AS watts,
+       CASE WHEN w.units = """ + WATTS + """ THEN p.result / w.result
+            ELSE 1000.0 / w.result END AS per_joule,
+       CASE WHEN w.units = """ + WATTS + """ THEN lower(split_part(p.units, '/', 1)) || '/J'
+            ELSE 'queries/J' END AS per_joule_unit,
+       CASE WHEN w.units = """ + WATTS + """ THEN w.result / p.result
+            ELSE w.result / 1000.0 END AS joules_per_unit,
        p.id AS result_id, w.id AS power_result_id,
        """ + _lit(basis(Evidence.measured)) + """ AS basis, """ + MEASURED + """ AS weakest_input
 FROM mlperf_result p
 JOIN mlperf_result w
   ON w.round = p.round AND w.division = p.division AND w.organization = p.organization
  AND w.platform = p.platform AND w.model_id = p.model_id AND w.scenario = p.scenario
- AND w.is_power AND w.units = """ + WATTS + """
-WHERE NOT p.is_power AND p.units IN """ + sql_list(THROUGHPUT_UNITS) + """ AND w.result > 0
-UNION ALL
-SELECT p.id, p.round, p.division, p.organization, p.platform, p.system_name, p.model_id,
-       p.model_family, p.scenario, p.result, p.units, p.total_accelerators, p.accelerator_id,
-       p.availability, NULL AS watts,
-       1000.0 / e.result AS per_joule, 'queries/J' AS per_joule_unit,
-       e.result / 1000.0 AS joules_per_unit,
-       p.id, e.id, """ + _lit(basis(Evidence.measured)) + """, """ + MEASURED + """
-FROM mlperf_result p
-JOIN mlperf_result e
-  ON e.round = p.round AND e.division = p.division AND e.organization = p.organization
- AND e.platform = p.platform AND e.model_id = p.model_id AND e.scenario = p.scenario
- AND e.is_power AND e.units = """ + MILLIJOULES + """
-WHERE NOT p.is_power AND p.units IN """ + sql_list(LATENCY_UNITS) + """ AND e.result > 0
+ AND w.is_power AND w.result > 0
+WHERE NOT p.is_power
+  AND ((w.units = """ + WATTS + """ AND p.units IN """ + sql_list(THROUGHPUT_UNITS) + """)
+       OR (w.units = """ + MILLIJOULES + """ AND p.units IN """ + sql_list(LATENCY_UNITS) + """))
 """)
 
 

@@ -11,7 +11,7 @@ piece of text (an exception message, say), and ``redact_deep`` to every string i
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 _SECRET_NAME = re.compile(
     r"^(?:x-amz-.*|x-goog-.*|sig|se|sp|code|auth.*|session.*|.*(?:token|secret|key|password|"
@@ -22,8 +22,6 @@ _URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>()\[\]{}]+")
 
 def secret_name(name: str) -> bool:
     """True when a query parameter's name says its value is a secret."""
-    from urllib.parse import unquote
-
     return bool(_SECRET_NAME.match(unquote(name).strip()))
 
 
@@ -39,12 +37,12 @@ def redact(url: str) -> str:
     if parts.username is None and parts.password is None and not parts.query \
             and not parts.fragment:
         return url
-    query = _PARAM.sub(lambda m: f"{m.group(1)}=***" if secret_name(m.group(1)) else m.group(0),
-                       parts.query)
-    fragment = _PARAM.sub(lambda m: f"{m.group(1)}=***" if secret_name(m.group(1))
-                          else m.group(0), parts.fragment)
-    return urlunsplit((parts.scheme, netloc if parts.netloc else parts.netloc, parts.path, query,
-                       fragment))
+    return urlunsplit((parts.scheme, netloc if parts.netloc else "", parts.path,
+                       _PARAM.sub(_mask, parts.query), _PARAM.sub(_mask, parts.fragment)))
+
+
+def _mask(m: re.Match) -> str:
+    return f"{m.group(1)}=***" if secret_name(m.group(1)) else m.group(0)
 
 
 def redact_text(text: str) -> str:

@@ -97,7 +97,10 @@ def strict_params(request: Request) -> None:
     if dependant is None or not request.query_params or not getattr(route, "include_in_schema",
                                                                         True):
         return  # the explorer page keeps its own state in the query string
-    accepted = _accepted(dependant)
+    accepted = getattr(route, "_accepted_params", None)
+    if accepted is None:  # once per route: its parameters never change
+        accepted = _accepted(dependant)
+        route._accepted_params = accepted  # type: ignore[union-attr]
     unknown = [k for k in dict.fromkeys(request.query_params.keys()) if k not in accepted]
     if unknown:
         import difflib
