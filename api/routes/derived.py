@@ -8,8 +8,10 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from api.routes.common import (
+    CHOICES,
     PageDep,
     buyer_choice,
+    check_choice,
     choice,
     listed,
     parse_as_of,
@@ -89,8 +91,8 @@ def costs(
                          param="rate")
     return render_list(request, queries.costs_query(
         result_filters(round, division, organization, model, accelerator, availability, scenario),
-        bases=bases, rates=rates, region=region, offer=choice("offer", [offer])[0],
-        os=choice("os", [os])[0], as_of=parse_as_of(as_of), price_status=listed(price_status)), p)
+        bases=bases, rates=rates, region=region, offer=check_choice("offer", [offer], CHOICES["offer"])[0],
+        os=check_choice("os", [os], CHOICES["os"])[0], as_of=parse_as_of(as_of), price_status=listed(price_status)), p)
 
 
 @router.get("/latency-bounds", summary="Per-user speed floor, concurrency and answer time from "

@@ -99,3 +99,10 @@ def test_a_cost_row_names_the_price_it_used(full_client):
         assert r["rate_per_accelerator_hour"] == pytest.approx(price["price_per_accelerator_hour"])
     assumed = full_client.get("/v1/costs?basis=assumed&rate=10&limit=1").json()["rows"][0]
     assert assumed["offer"] is None and assumed["price_id"] is None
+
+
+@pytest.mark.parametrize("param", ["offer", "os"])
+def test_an_empty_single_choice_is_a_422_not_a_500(full_client, param):
+    """Found by Schemathesis: offer= (empty) used to reach an empty list and fail with 500."""
+    r = full_client.get(f"/v1/costs?{param}=")
+    assert r.status_code == 422 and r.json()["error"]["param"] == param
