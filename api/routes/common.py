@@ -240,3 +240,13 @@ def result_filters(round, division, organization, model, accelerator, availabili
         round=listed(round), division=choice("division", division),
         organization=listed(organization), model=listed(model), accelerator=listed(accelerator),
         availability=choice("availability", availability), scenario=choice("scenario", scenario))
+
+
+def ranked_filters(round, division, organization, model, accelerator, availability,
+                   scenario=None) -> ResultFilter:
+    """``result_filters`` for a route that ranks systems: division and availability default to
+    what a buyer can get (closed, available); ``all`` selects every system."""
+    f = result_filters(round, None, organization, model, accelerator, None, scenario)
+    f.division = buyer_choice("division", division, "closed")
+    f.availability = buyer_choice("availability", availability, "available")
+    return f

@@ -10,11 +10,11 @@ from fastapi.responses import Response
 from api.routes.common import (
     CHOICES,
     PageDep,
-    buyer_choice,
     check_choice,
     choice,
     listed,
     parse_as_of,
+    ranked_filters,
     render_list,
     result_filters,
 )
@@ -42,14 +42,19 @@ Model = Annotated[list[str] | None, Query(description="Model id or family, e.g. 
                                           "llama2-70b (both accuracy targets) or llama2-70b-99.")]
 Accelerator = Annotated[list[str] | None, Query(description="Accelerator id, e.g. amd-mi355x.")]
 Availability = Annotated[list[str] | None, Query(description="available, preview or rdi.")]
+# Routes that rank systems default to what a buyer can get.
+BuyerDivision = Annotated[list[str] | None, Query(description="closed (default) or open; all "
+                                                  "for both.")]
+BuyerAvailability = Annotated[list[str] | None, Query(description="available (default), "
+                                                      "preview or rdi; all for every system.")]
 
 
 @router.get("/ratios", summary="Server/Offline and Interactive/Offline throughput ratios",
             response_model=ListPage[ScenarioRatioPublic])
 def ratios(
-    request: Request, p: PageDep, round: Round = None, division: Division = None,
+    request: Request, p: PageDep, round: Round = None, division: BuyerDivision = None,
     organization: Organization = None, model: Model = None, accelerator: Accelerator = None,
-    availability: Availability = None,
+    availability: BuyerAvailability = None,
     scenario: Annotated[list[str] | None, Query(description="Server or Interactive (the "
                                                 "scenario compared with Offline).")] = None,
     include_flagged: Annotated[bool, Query(description="Include Samples/s-vs-Queries/s "
@@ -57,18 +62,19 @@ def ratios(
     min_ratio: Annotated[float | None, Query(description="Smallest ratio.")] = None,
     max_ratio: Annotated[float | None, Query(description="Largest ratio.")] = None,
 ) -> Response:
-    """Each pair carries both source result ids, accelerator, availability and inferred flags."""
+    """Each pair carries both source result ids, accelerator, availability and inferred flags.
+    Closed division, available systems unless ``division``/``availability`` say otherwise."""
     return render_list(request, queries.ratios_query(
-        result_filters(round, division, organization, model, accelerator, availability, scenario),
+        ranked_filters(round, division, organization, model, accelerator, availability, scenario),
         include_flagged=include_flagged, min_ratio=min_ratio, max_ratio=max_ratio), p)
 
 
 @router.get("/costs", summary="Cost per million tokens on list-price and assumed bases",
             response_model=ListPage[CostPublic])
 def costs(
-    request: Request, p: PageDep, round: Round = None, division: Division = None,
+    request: Request, p: PageDep, round: Round = None, division: BuyerDivision = None,
     organization: Organization = None, model: Model = None, accelerator: Accelerator = None,
-    availability: Availability = None,
+    availability: BuyerAvailability = None,
     scenario: Annotated[list[str] | None, Query(description="Offline, Server or Interactive.")] = None,
     basis: Annotated[list[str] | None, Query(description="list_price (Azure price per "
                      "accelerator-hour) and/or assumed (rates); default both.")] = None,
@@ -82,7 +88,8 @@ def costs(
     price_status: Annotated[list[str] | None, Query(description="priced, no price or "
                                                     "assumed.")] = None,
 ) -> Response:
-    """Every Tokens/s result; results whose accelerator has no price say 'no price'."""
+    """Every Tokens/s result; results whose accelerator has no price say 'no price'. Closed
+    division, available systems unless ``division``/``availability`` say otherwise."""
     bases = choice("basis", basis) or ["list_price", "assumed"]
     rates = rate or list(ASSUMED_RATES)
     bad = [r for r in rates if not r > 0 or r != r or r == float("inf")]
@@ -90,7 +97,7 @@ def costs(
         raise QueryError(f"rate must be a positive number of USD per accelerator-hour (got {bad[0]})",
                          param="rate")
     return render_list(request, queries.costs_query(
-        result_filters(round, division, organization, model, accelerator, availability, scenario),
+        ranked_filters(round, division, organization, model, accelerator, availability, scenario),
         bases=bases, rates=rates, region=region, offer=check_choice("offer", [offer], CHOICES["offer"])[0],
         os=check_choice("os", [os], CHOICES["os"])[0], as_of=parse_as_of(as_of), price_status=listed(price_status)), p)
 
@@ -98,17 +105,18 @@ def costs(
 @router.get("/latency-bounds", summary="Per-user speed floor, concurrency and answer time from "
             "the MLPerf latency limits", response_model=ListPage[LatencyBoundPublic])
 def latency_bounds(
-    request: Request, p: PageDep, round: Round = None, division: Division = None,
+    request: Request, p: PageDep, round: Round = None, division: BuyerDivision = None,
     organization: Organization = None, model: Model = None, accelerator: Accelerator = None,
-    availability: Availability = None,
+    availability: BuyerAvailability = None,
     scenario: Annotated[list[str] | None, Query(description="Server or Interactive.")] = None,
     answer_tokens: Annotated[int | None, Query(ge=1, le=1_000_000, description="Also compute the "
                              "end-to-end time of an answer of this many tokens at the limits.")] = None,
 ) -> Response:
     """min tokens/s per user = 1000/TPOT; max streams = throughput x TPOT; answer time =
-    TTFT + (n - 1) x TPOT."""
+    TTFT + (n - 1) x TPOT. Closed division, available systems unless ``division``/
+    ``availability`` say otherwise."""
     return render_list(request, queries.latency_query(
-        result_filters(round, division, organization, model, accelerator, availability, scenario),
+        ranked_filters(round, division, organization, model, accelerator, availability, scenario),
         answer_tokens=answer_tokens), p)
 
 
@@ -168,16 +176,11 @@ def trends(
     request: Request, p: PageDep,
     accelerator: Accelerator = None, model: Model = None,
     scenario: Annotated[list[str] | None, Query(description="Offline, Server or Interactive.")] = None,
-    division: Annotated[list[str] | None, Query(description="closed (default) or open; all for "
-                                                "both.")] = None,
-    availability: Annotated[list[str] | None, Query(description="available (default), preview "
-                                                    "or rdi; all for every system.")] = None,
+    division: BuyerDivision = None, availability: BuyerAvailability = None,
     organization: Organization = None,
 ) -> Response:
     """Per accelerator, model family, scenario and units: the best per-accelerator result of
     each round, the system behind it, and the change against the previous round that has one.
     Defaults to what a buyer can get (closed division, available systems)."""
-    f = result_filters(None, None, organization, model, accelerator, None, scenario)
-    f.division = buyer_choice("division", division, "closed")
-    f.availability = buyer_choice("availability", availability, "available")
-    return render_list(request, queries.trends_query(f), p)
+    return render_list(request, queries.trends_query(
+        ranked_filters(None, division, organization, model, accelerator, availability, scenario)), p)

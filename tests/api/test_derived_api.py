@@ -43,7 +43,8 @@ def test_every_offline_interactive_ratio_matches_the_csv(full_client, csv_pairs)
         if "Offline" in by and "Interactive" in by and by["Offline"][1] == by["Interactive"][1] == "Tokens/s":
             expected[key] = by["Interactive"][0] / by["Offline"][0]
     got = {(r["round"], r["division"], r["organization"], r["platform"], r["model_id"]): r["ratio"]
-           for r in all_rows(full_client, "/v1/ratios", scenario="Interactive", include_flagged="false")}
+           for r in all_rows(full_client, "/v1/ratios", scenario="Interactive", include_flagged="false",
+                             division="all", availability="all")}
     assert len(expected) >= 20
     assert got.keys() == expected.keys()
     for key, ratio in expected.items():
@@ -54,7 +55,8 @@ def test_every_offline_server_ratio_matches_the_csv(full_client, csv_pairs):
     expected = {key: by["Server"][0] / by["Offline"][0] for key, by in csv_pairs.items()
                 if "Offline" in by and "Server" in by and by["Offline"][1] == by["Server"][1]}
     got = {(r["round"], r["division"], r["organization"], r["platform"], r["model_id"]): r["ratio"]
-           for r in all_rows(full_client, "/v1/ratios", scenario="Server", include_flagged="false")}
+           for r in all_rows(full_client, "/v1/ratios", scenario="Server", include_flagged="false",
+                             division="all", availability="all")}
     assert got.keys() == expected.keys()
     assert all(got[k] == pytest.approx(v, rel=1e-12) for k, v in expected.items())
 
@@ -115,7 +117,8 @@ def test_cost_at_a_given_rate_matches_hand_arithmetic(full_client):
 
 
 def test_list_price_cost_and_no_price(full_client):
-    h200 = all_rows(full_client, "/v1/costs", basis="list_price", accelerator="nvidia-h200")
+    h200 = all_rows(full_client, "/v1/costs", basis="list_price", accelerator="nvidia-h200",
+                    division="all", availability="all")
     assert h200
     for r in h200:
         assert r["sku"] == "Standard_ND96isr_H200_v5" and r["price_status"] == "priced"
@@ -127,6 +130,22 @@ def test_list_price_cost_and_no_price(full_client):
                     accelerator="nvidia-b300-sxm-270gb")
     assert b300 and {r["price_status"] for r in b300} == {"no price"}
     assert {r["cost_per_million_tokens"] for r in b300} == {None}
+
+
+@pytest.mark.parametrize("path", ["/v1/ratios", "/v1/costs", "/v1/latency-bounds"])
+def test_ranking_routes_default_to_what_a_buyer_can_get(full_client, csv_pairs, path):
+    """Closed division and available systems unless asked; ``all`` brings the rest back."""
+    default = all_rows(full_client, path, model="deepseek-r1")
+    every = all_rows(full_client, path, model="deepseek-r1", division="all", availability="all")
+    assert default and {(r["division"], r["availability"]) for r in default} == {
+        ("closed", "available")}
+    assert {r["division"] for r in every} >= {"closed", "open"}
+    assert {r["availability"] for r in every} > {"available"}
+    assert {r["id"] for r in default} == {
+        r["id"] for r in every if r["division"] == "closed" and r["availability"] == "available"}
+    preview = all_rows(full_client, path, model="deepseek-r1", availability="preview")
+    assert preview and {(r["division"], r["availability"]) for r in preview} == {
+        ("closed", "preview")}
 
 
 def test_interactive_premium_is_offline_over_interactive(full_client):
@@ -167,7 +186,8 @@ def test_price_change_moves_cost_after_not_before(full_copy, server, client_for)
     client = client_for(settings)
 
     def rate(as_of=None):
-        params = {"basis": "list_price", "accelerator": "nvidia-h200", "limit": 1}
+        params = {"basis": "list_price", "accelerator": "nvidia-h200", "limit": 1,
+                  "division": "all", "availability": "all"}
         if as_of:
             params["as_of"] = as_of
         return client.get("/v1/costs", params=params).json()["rows"][0]["rate_per_accelerator_hour"]
