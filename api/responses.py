@@ -1,6 +1,6 @@
 """Response formats and caching shared by every endpoint.
 
-List envelope (JSON): ``{"snapshot_id", "total", "limit", "offset", "next", "rows": [...]}``.
+List envelope (JSON): ``{"snapshot_id", "total", "limit", "offset", "next", "hint", "rows"}``.
 ``format=csv|ndjson|parquet`` (or ``Accept``) returns the rows alone in that format.
 Every response carries an ``ETag`` from the snapshot id and the query, ``Cache-Control`` and
 ``Last-Modified``; ``If-None-Match`` with the same ETag gets a 304.
@@ -243,8 +243,10 @@ class CachedResponses:
 
 def list_response(request: Request, opened: Opened, *, total: int, rows: list[dict],
                   columns: list[str], limit: int, offset: int, fmt: Format | None,
-                  max_age: int, cache: ResponseCache | None = None) -> Response:
-    """The list envelope, or the rows as CSV / NDJSON / Parquet."""
+                  max_age: int, cache: ResponseCache | None = None,
+                  hint: str | None = None) -> Response:
+    """The list envelope (with ``hint`` saying why nothing matched, when nothing did), or the
+    rows as CSV / NDJSON / Parquet."""
     headers = cache_headers(request, opened, max_age)
     cached = not_modified(request, headers)
     if cached is not None:
@@ -277,7 +279,7 @@ def list_response(request: Request, opened: Opened, *, total: int, rows: list[di
         headers["X-Total-Count"] = str(total)
         return Response(out.getvalue(), media_type=MEDIA[f], headers=headers)
     envelope = {"snapshot_id": opened.id, "total": total, "limit": limit, "offset": offset,
-                "next": nxt, "rows": _clean(rows)}
+                "next": nxt, "hint": hint, "rows": _clean(rows)}
     body = dumps(envelope)
     if cache is not None:
         cache.put(headers["ETag"], body, MEDIA[Format.json], headers)

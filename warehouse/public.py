@@ -358,6 +358,9 @@ class ListPage(BaseModel, Generic[Row]):
     limit: int = Field(description="Rows per page.")
     offset: int = Field(description="Rows skipped.")
     next: str | None = Field(description="Absolute URL of the next page; null on the last.")
+    hint: str | None = Field(None, description="When no row matches: why (a filter value this "
+                             "snapshot does not know, with the known ones, or a default filter "
+                             "that applied); null otherwise.")
     rows: list[Row]
 
 

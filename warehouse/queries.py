@@ -10,6 +10,7 @@ are written here, never in a route.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -49,6 +50,26 @@ from warehouse.vocabulary import (
 )
 
 
+@dataclass(frozen=True)
+class Accelerators:
+    """A bound parameter resolved when the query runs, against the snapshot's alias table: the
+    accelerator ids for what people type (an id, a published spelling or a short name such as
+    ``H200``; see ``resolve_accelerators``)."""
+
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Known:
+    """Filter values to explain when a query matches nothing: the parameter, the values as
+    given (already normalised the way the filter compares them) and the SQL that lists the
+    values this snapshot knows."""
+
+    param: str
+    values: tuple[str, ...]
+    sql: str
+
+
 @dataclass
 class ListQuery:
     """A filtered, sorted, paginated read of one relation, returning ``public``'s columns."""
@@ -67,6 +88,8 @@ class ListQuery:
     where: list[tuple[str, list]] = field(default_factory=list)
     subquery: tuple[str, list] | None = None
     casefold: tuple[str, ...] = ()  # equals on these columns ignores case (names people type)
+    known: list[Known] = field(default_factory=list)  # explained when nothing matches
+    note: str | None = None  # said when nothing matches, e.g. a default filter that applied
 
     @property
     def output_columns(self) -> list[str]:
@@ -138,6 +161,7 @@ def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
         where.append(sql)
         params.extend(p)
     where_sql = (" WHERE " + " AND ".join(where)) if where else ""
+    params = _bind(con, params)
     order: list[str] = []
     for key in q.sort:
         desc = key.startswith("-")
@@ -169,6 +193,69 @@ def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
     return total, rows, select_cols
 
 
+def _tokens(text: str) -> frozenset[str]:
+    return frozenset(t for t in re.split(r"[-_\s/()]+", text.lower()) if t)
+
+
+def resolve_accelerators(con: duckdb.DuckDBPyConnection, values: tuple[str, ...]) -> list[str]:
+    """Accelerator ids for what people type, case-insensitively: an id (``nvidia-h200``), a
+    spelling as published (``NVIDIA H200-SXM-141GB``, ``Standard_ND96isr_H200_v5``) or a short
+    name whose words are all words of one id (``H200``, ``MI355X``, ``B200``). A short name
+    that several ids contain is ambiguous (a QueryError listing them) unless exactly one id is
+    that name and its vendor alone (``H200`` is ``nvidia-h200``, not ``nvidia-h200-nvl``). A
+    value matching nothing is kept as given: the query then answers no rows, with a hint."""
+    rows = con.execute("SELECT DISTINCT accelerator_id, lower(alias) FROM accelerator_alias "
+                       "WHERE accelerator_id IS NOT NULL").fetchall()
+    ids = {i for i, _ in rows}
+    by_alias: dict[str, set[str]] = {}
+    for i, alias in rows:
+        by_alias.setdefault(alias, set()).add(i)
+    out: list[str] = []
+    for value in values:
+        key = value.strip().lower()
+        if key in ids:
+            out.append(key)
+            continue
+        if key in by_alias:
+            out.extend(sorted(by_alias[key]))
+            continue
+        words = _tokens(key)
+        candidates = sorted(i for i in ids if words and words <= _tokens(i))
+        exact = [i for i in candidates if _tokens(i) - words <= {i.split("-")[0]}]
+        if len(candidates) > 1 and len(exact) != 1:
+            raise QueryError(f"accelerator {value!r} is ambiguous: it may be "
+                             f"{', '.join(candidates)}; name one", param="accelerator")
+        out.append(exact[0] if exact else candidates[0] if candidates else key)
+    return out
+
+
+def _bind(con: duckdb.DuckDBPyConnection, params: list) -> list:
+    """Parameters with the ones resolved against the snapshot (``Accelerators``) resolved."""
+    return [resolve_accelerators(con, p.values) if isinstance(p, Accelerators) else p
+            for p in params]
+
+
+def empty_hint(con: duckdb.DuckDBPyConnection, q: ListQuery) -> str | None:
+    """Why a query matched nothing, for the envelope: the filter values this snapshot does not
+    know (with the known ones), else the query's own note."""
+    said: list[str] = []
+    for k in q.known:
+        known = [r[0] for r in con.execute(k.sql).fetchall() if r[0] is not None]
+        folded = {str(v).lower() for v in known}
+        missing = [v for v in k.values if v.lower() not in folded]
+        if missing:
+            import difflib
+
+            close = difflib.get_close_matches(missing[0], [str(v) for v in known], n=3)
+            shown = ", ".join(map(str, known[:25])) + (", …" if len(known) > 25 else "")
+            said.append(f"no {k.param} {', '.join(repr(v) for v in missing)} in this snapshot"
+                        + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else "")
+                        + f"; known: {shown or 'none'}")
+    if said:
+        return "; ".join(said)
+    return q.note
+
+
 # ----------------------------------------------------------------- list queries
 
 
@@ -185,21 +272,25 @@ class ResultFilter:
     availability: list[str] = field(default_factory=list)
     scenario: list[str] = field(default_factory=list)
 
+    def _rounds(self) -> list[str]:
+        return [r.strip().lower() if r.strip()[:1].lower() == "v" else "v" + r.strip()
+                for r in self.round]  # 6.1 and V6.1 are v6.1
+
     def conditions(self, alias: str = "t") -> list[tuple[str, list]]:
         """The filters as SQL conditions on ``alias`` with bound parameters. ``model`` matches
         a model id or a family (a family matches all its ids), spellings normalised."""
         out: list[tuple[str, list]] = []
-        rounds = [r.strip().lower() if r.strip()[:1].lower() == "v" else "v" + r.strip()
-                  for r in self.round]  # 6.1 and V6.1 are v6.1
+        rounds = self._rounds()
         for column, values in (("round", rounds), ("division", self.division),
                                ("availability", self.availability), ("scenario", self.scenario)):
             if values:
                 out.append((f"{alias}.{column} IN (SELECT unnest(?::VARCHAR[]))", [values]))
-        for column, values in (("organization", self.organization),
-                               ("accelerator_id", self.accelerator)):
-            if values:  # as people type them: nvidia finds NVIDIA
-                out.append((f"lower({alias}.{column}) IN (SELECT unnest(?::VARCHAR[]))",
-                            [[v.strip().lower() for v in values]]))
+        if self.organization:  # as people type them: nvidia finds NVIDIA
+            out.append((f"lower({alias}.organization) IN (SELECT unnest(?::VARCHAR[]))",
+                        [[v.strip().lower() for v in self.organization]]))
+        if self.accelerator:  # an id, a published spelling or a short name (H200)
+            out.append((f"{alias}.accelerator_id IN (SELECT unnest(?::VARCHAR[]))",
+                        [Accelerators(tuple(self.accelerator))]))
         if self.model:
             models = [normalise_model(m) for m in self.model]
             out.append((f"({alias}.model_id IN (SELECT unnest(?::VARCHAR[])) "
@@ -207,9 +298,41 @@ class ResultFilter:
                         [models, models]))
         return out
 
+    def known(self) -> list[Known]:
+        """The values to explain when nothing matches (models, organizations, rounds and
+        accelerators this snapshot's results know)."""
+        out = []
+        if self.model:
+            out.append(Known("model", tuple(normalise_model(m) for m in self.model),
+                             "SELECT model_id FROM mlperf_result UNION "
+                             "SELECT model_family FROM mlperf_result ORDER BY 1"))
+        if self.organization:
+            out.append(Known("organization", tuple(v.strip() for v in self.organization),
+                             "SELECT DISTINCT organization FROM mlperf_result ORDER BY 1"))
+        if self.round:
+            out.append(Known("round", tuple(self._rounds()),
+                             "SELECT DISTINCT round FROM mlperf_result ORDER BY 1"))
+        if self.accelerator:
+            out.append(Known("accelerator", tuple(v.strip() for v in self.accelerator),
+                             "SELECT DISTINCT accelerator_id FROM mlperf_result UNION "
+                             "SELECT alias FROM accelerator_alias WHERE kind = 'mlperf_name' "
+                             "ORDER BY 1"))
+        return out
+
+    def note(self) -> str | None:
+        """What to say when every value is known but nothing matches."""
+        if not any(dataclasses.asdict(self).values()):
+            return None
+        if self.division == ["closed"] and self.availability == ["available"]:
+            return ("no closed-division, available system matches; division and availability "
+                    "default to closed + available here: add division=all&availability=all "
+                    "to see every system")
+        return "no row matches these filters together (each value is known in this snapshot)"
+
     def query(self, relation: str, public: type[BaseModel]) -> ListQuery:
         """A list query of ``relation`` with these filters."""
-        return ListQuery(relation=relation, public=public, where=self.conditions())
+        return ListQuery(relation=relation, public=public, where=self.conditions(),
+                         known=self.known(), note=self.note())
 
 
 def results_query(f: ResultFilter, *, units: list[str], system: str | None,
@@ -218,11 +341,11 @@ def results_query(f: ResultFilter, *, units: list[str], system: str | None,
     accs = f.accelerator
     q = dataclasses.replace(f, accelerator=[]).query("mlperf_result", MlperfResultPublic)
     q.equals["units"] = units
-    if accs:
-        folded = [a.strip().lower() for a in accs]
-        q.where.append(("(lower(t.accelerator_id) IN (SELECT unnest(?::VARCHAR[])) OR "
+    if accs:  # also the name as published, for spellings no id maps
+        q.where.append(("(t.accelerator_id IN (SELECT unnest(?::VARCHAR[])) OR "
                         "lower(t.accelerator_model_name) IN (SELECT unnest(?::VARCHAR[])))",
-                        [folded, folded]))
+                        [Accelerators(tuple(accs)), [a.strip().lower() for a in accs]]))
+        q.known = f.known()
     if system:
         q.contains["system_name"] = system
     if min_result is not None or max_result is not None:
@@ -273,7 +396,8 @@ def trends_query(f: ResultFilter) -> ListQuery:
     params = [p for _, ps in conditions for p in ps]
     return ListQuery(relation="accelerator_trend", public=TrendPublic,
                      subquery=(derived.trend_sql(where), params),
-                     sort=["accelerator_id", "model_family", "scenario", "units", "round"])
+                     sort=["accelerator_id", "model_family", "scenario", "units", "round"],
+                     known=f.known(), note=f.note())
 
 
 def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region: str,
@@ -407,10 +531,20 @@ def prices_query(*, sku: list[str], accelerator: list[str], region: list[str],
                  as_of: datetime | None) -> ListQuery:
     """Each price version valid at ``as_of``, with the accelerator its VM size rents."""
     q = ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
-        "arm_sku_name": sku, "accelerator_id": accelerator, "arm_region_name": region,
+        "arm_sku_name": sku, "arm_region_name": region,
         "price_type": price_type, "offer": offer, "os": os},
-        casefold=("arm_sku_name", "accelerator_id", "arm_region_name"))
+        casefold=("arm_sku_name", "arm_region_name"))
     q.where.append(_valid_at(as_of))
+    if accelerator:
+        q.where.append(("t.accelerator_id IN (SELECT unnest(?::VARCHAR[]))",
+                        [Accelerators(tuple(accelerator))]))
+        q.known.append(Known("accelerator", tuple(accelerator),
+                             "SELECT DISTINCT accelerator_id FROM price_catalog ORDER BY 1"))
+    for param, values, column in (("sku", sku, "arm_sku_name"), ("region", region,
+                                                                 "arm_region_name")):
+        if values:
+            q.known.append(Known(param, tuple(values), f"SELECT DISTINCT {column} "  # noqa: S608
+                                 "FROM price_catalog ORDER BY 1"))
     return q
 
 
@@ -419,7 +553,9 @@ def price_history_query(*, sku: str, region: list[str], offer: list[str],
     """Every version of one VM size's prices, oldest first per price unless sorted."""
     return ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
         "arm_sku_name": [sku], "arm_region_name": region, "offer": offer, "os": os},
-        sort=["price_key", "valid_from"], casefold=("arm_sku_name", "arm_region_name"))
+        sort=["price_key", "valid_from"], casefold=("arm_sku_name", "arm_region_name"),
+        known=[Known("sku", (sku,), "SELECT DISTINCT arm_sku_name FROM price_catalog "
+                     "ORDER BY 1")])
 
 
 def sources_query(*, source: list[str]) -> ListQuery:

@@ -22,7 +22,7 @@ from api.responses import (
 )
 from api.snapshot import Opened, SnapshotReader
 from warehouse.exceptions import QueryError
-from warehouse.queries import ListQuery, ResultFilter, relation_columns, run_list
+from warehouse.queries import ListQuery, ResultFilter, empty_hint, relation_columns, run_list
 from warehouse.settings import Settings
 from warehouse.vocabulary import (
     AVAILABILITY,
@@ -152,10 +152,11 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
         if q.subquery is None and key not in opened.cache:
             opened.cache[key] = relation_columns(con, q.relation)
         total, rows, cols = run_list(con, q, opened.cache.get(key))
+        hint = empty_hint(con, q) if total == 0 else None
     finally:
         con.close()
     return list_response(request, opened, total=total, rows=rows, columns=cols, limit=p.limit,
-                         offset=p.offset, fmt=p.format, max_age=max_age, cache=memo)
+                         offset=p.offset, fmt=p.format, max_age=max_age, cache=memo, hint=hint)
 
 
 def render_item(request: Request, opened: Opened, payload: dict, *, memo: bool = False) -> Response:

@@ -40,7 +40,9 @@ Division = Annotated[list[str] | None, Query(description="closed or open.")]
 Organization = Annotated[list[str] | None, Query(description="Submitter, e.g. NVIDIA.")]
 Model = Annotated[list[str] | None, Query(description="Model id or family, e.g. deepseek-r1, "
                                           "llama2-70b (both accuracy targets) or llama2-70b-99.")]
-Accelerator = Annotated[list[str] | None, Query(description="Accelerator id, e.g. amd-mi355x.")]
+Accelerator = Annotated[list[str] | None, Query(description=(
+    "Accelerator: an id (amd-mi355x), a published spelling or a short name (H200, MI355X, "
+    "B200); an ambiguous short name (H100) is a 422 listing the ids."))]
 Availability = Annotated[list[str] | None, Query(description="available, preview or rdi.")]
 # Routes that rank systems default to what a buyer can get.
 BuyerDivision = Annotated[list[str] | None, Query(description="closed (default) or open; all "

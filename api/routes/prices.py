@@ -23,7 +23,9 @@ AsOf = Annotated[str | None, Query(description="Prices in effect at this date (Y
 def list_prices(
     request: Request, p: PageDep,
     sku: Annotated[list[str] | None, Query(description="VM size, e.g. Standard_ND96isr_H100_v5.")] = None,
-    accelerator: Annotated[list[str] | None, Query(description="Accelerator id, e.g. nvidia-h100-sxm.")] = None,
+    accelerator: Annotated[list[str] | None, Query(description=(
+        "Accelerator id (nvidia-h100-sxm), a spelling or a short name (H200); an ambiguous "
+        "short name is a 422 listing the ids."))] = None,
     region: Annotated[list[str] | None, Query(description="Region, e.g. eastus2.")] = None,
     type: Annotated[list[str] | None, Query(
         description="Consumption, Reservation or DevTestConsumption.")] = None,

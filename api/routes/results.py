@@ -35,8 +35,9 @@ def list_results(
                                              "are the same), e.g. deepseek-r1.")] = None,
     scenario: Annotated[list[str] | None, Query(description="Offline, Server, Interactive, "
                                                 "SingleStream or MultiStream (any case).")] = None,
-    accelerator: Annotated[list[str] | None, Query(description="Accelerator id (see "
-                                                   "/v1/accelerators) or the name as published.")] = None,
+    accelerator: Annotated[list[str] | None, Query(description=(
+        "Accelerator id (see /v1/accelerators), the name as published or a short name (H200); "
+        "an ambiguous short name (H100) is a 422 listing the ids."))] = None,
     availability: Annotated[list[str] | None, Query(description="available, preview or rdi.")] = None,
     units: Annotated[list[str] | None, Query(description="Units, e.g. Tokens/s.")] = None,
     system: Annotated[str | None, Query(description="Substring of the system name "

@@ -106,3 +106,66 @@ def test_an_empty_single_choice_is_a_422_not_a_500(full_client, param):
     """Found by Schemathesis: offer= (empty) used to reach an empty list and fail with 500."""
     r = full_client.get(f"/v1/costs?{param}=")
     assert r.status_code == 422 and r.json()["error"]["param"] == param
+
+
+def _csv_count(word: str) -> int:
+    """Rows of the v6.1 CSV whose single accelerator's published name has ``word`` as a word
+    (mixed systems, 'A + B' or 'A and B', have no one accelerator)."""
+    import csv
+    import re
+
+    from tests.helpers import SUMMARY_CSV, need_shared
+
+    with need_shared(SUMMARY_CSV).open(newline="") as f:
+        names = [r["accelerator_model_name"] for r in csv.DictReader(f)]
+    return sum(1 for n in names if " + " not in n and " and " not in n
+               and word.lower() in re.split(r"[\s-]+", n.lower()))
+
+
+@pytest.mark.parametrize("short, ident", [
+    ("H200", "nvidia-h200"), ("h200", "nvidia-h200"), ("MI355X", "amd-mi355x"),
+    ("B200", "nvidia-b200-sxm-180gb"), ("NVIDIA B200-SXM-180GB", "nvidia-b200-sxm-180gb"),
+])
+def test_accelerator_short_names_and_spellings_find_the_id(full_client, short, ident):
+    expected = _csv_count(short.split()[-1].split("-")[0])
+    assert expected > 0
+    got = full_client.get("/v1/results", params={"accelerator": short, "limit": 1000}).json()
+    assert got["total"] == expected
+    assert {r["accelerator_id"] for r in got["rows"]} == {ident}
+    for path in ("/v1/per-accelerator", "/v1/costs"):  # every route over results resolves alike
+        a = full_client.get(path, params={"accelerator": short, "limit": 1}).json()["total"]
+        assert a == full_client.get(path, params={"accelerator": ident, "limit": 1}).json()["total"]
+
+
+@pytest.mark.parametrize("path", ["/v1/results", "/v1/ratios", "/v1/prices"])
+@pytest.mark.parametrize("short, candidates", [
+    ("H100", ["nvidia-h100-nvl", "nvidia-h100-sxm"]),
+    ("RTX PRO 6000", ["nvidia-rtx-pro-6000-blackwell", "nvidia-rtx-pro-6000-blackwell-server"]),
+])
+def test_an_ambiguous_short_name_is_a_422_listing_the_candidates(full_client, path, short,
+                                                                 candidates):
+    r = full_client.get(path, params={"accelerator": short})
+    assert r.status_code == 422
+    error = r.json()["error"]
+    assert error["param"] == "accelerator" and "ambiguous" in error["message"]
+    assert all(c in error["message"] for c in candidates)
+
+
+def test_a_query_matching_nothing_says_why(full_client):
+    typo = full_client.get("/v1/results?model=llama2-70b-9").json()
+    assert typo["total"] == 0 and typo["rows"] == []
+    assert "no model 'llama2-70b-9'" in typo["hint"] and "did you mean 'llama2-70b'" in typo["hint"]
+    assert "known: " in typo["hint"]
+    org = full_client.get("/v1/ratios?organization=Nobody").json()
+    assert "no organization 'Nobody'" in org["hint"] and "NVIDIA" in org["hint"]
+    acc = full_client.get("/v1/costs?accelerator=TPU9").json()
+    assert acc["total"] == 0 and "no accelerator 'TPU9'" in acc["hint"]
+    # every value known, nothing together; and the buyer default named where it applied
+    both = full_client.get("/v1/results?model=llama2-70b&availability=preview").json()
+    assert both["total"] == 0 and "together" in both["hint"]
+    # ScitiX's only ratio in v6.1 is open-division (deepseek-r1): hidden by the buyer default
+    ranked = full_client.get("/v1/ratios?organization=ScitiX").json()
+    every = full_client.get("/v1/ratios?organization=ScitiX&division=all").json()
+    assert ranked["total"] == 0 and every["total"] == 1 and every["rows"][0]["division"] == "open"
+    assert "division=all&availability=all" in ranked["hint"]
+    assert full_client.get("/v1/results?model=llama2-70b&limit=1").json()["hint"] is None
