@@ -244,9 +244,10 @@ class CachedResponses:
 def list_response(request: Request, opened: Opened, *, total: int, rows: list[dict],
                   columns: list[str], limit: int, offset: int, fmt: Format | None,
                   max_age: int, cache: ResponseCache | None = None,
-                  hint: str | None = None) -> Response:
+                  hint: str | None = None, arrow=None) -> Response:
     """The list envelope (with ``hint`` saying why nothing matched, when nothing did), or the
-    rows as CSV / NDJSON / Parquet."""
+    rows as CSV / NDJSON / Parquet (from ``arrow``, the page as the database typed it, when
+    given)."""
     headers = cache_headers(request, opened, max_age)
     cached = not_modified(request, headers)
     if cached is not None:
@@ -273,7 +274,8 @@ def list_response(request: Request, opened: Opened, *, total: int, rows: list[di
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.Table.from_pylist(rows) if rows else pa.table({c: [] for c in columns})
+        table = arrow if arrow is not None else (
+            pa.Table.from_pylist(rows) if rows else pa.table({c: [] for c in columns}))
         out = io.BytesIO()
         pq.write_table(table, out)
         headers["X-Total-Count"] = str(total)

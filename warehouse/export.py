@@ -1,5 +1,8 @@
 """Export a snapshot for other engines: every table and view as one Parquet or CSV file, plus a
-manifest (snapshot id, sources, row counts, sha256 of each file). DuckDB's COPY writes them."""
+manifest (snapshot id, sources, row counts, columns with their types and comments, sha256 of
+each file). Parquet files carry the comments too: each column's in its field metadata
+(``comment``), the relation's in the schema metadata. DuckDB's COPY writes the CSV files,
+pyarrow the Parquet ones from DuckDB's Arrow output (batch by batch)."""
 
 from __future__ import annotations
 
@@ -24,6 +27,42 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def parquet_schema(schema, comments: dict[str, str], comment: str | None = None):
+    """``schema`` (Arrow) as written to Parquet: decimals as doubles (so pandas reads floats,
+    not ``decimal.Decimal`` objects), each column's comment in its field metadata and the
+    relation's in the schema metadata."""
+    import pyarrow as pa
+
+    fields = []
+    for f in schema:
+        kind = pa.float64() if pa.types.is_decimal(f.type) else f.type
+        text = comments.get(f.name)
+        fields.append(pa.field(f.name, kind, nullable=True,
+                               metadata={"comment": text} if text else None))
+    return pa.schema(fields, metadata={"comment": comment} if comment else None)
+
+
+def for_parquet(table, comments: dict[str, str], comment: str | None = None):
+    """An Arrow table cast to ``parquet_schema``."""
+    return table.cast(parquet_schema(table.schema, comments, comment))
+
+
+def _write_parquet(con: duckdb.DuckDBPyConnection, quoted: str, target: Path,
+                   rel: dict) -> None:
+    import pyarrow.parquet as pq
+
+    comments = {c["name"]: c["comment"] for c in rel["columns"]}
+    cur = con.cursor()  # the reader holds its cursor until closed
+    try:
+        reader = cur.sql(f"SELECT * FROM {quoted}").to_arrow_reader(100_000)  # noqa: S608
+        schema = parquet_schema(reader.schema, comments, rel["comment"])
+        with pq.ParquetWriter(target, schema) as writer:
+            for batch in reader:
+                writer.write_batch(batch.cast(schema))
+    finally:
+        cur.close()
+
+
 def export(ref: SnapshotRef, out: Path, fmt: str = "parquet") -> dict:
     """Write every relation of the snapshot to ``out`` and return the manifest (also written
     as ``out/manifest.json``)."""
@@ -36,14 +75,17 @@ def export(ref: SnapshotRef, out: Path, fmt: str = "parquet") -> dict:
         for rel in entries(con):
             name = rel["name"]
             target = out / f"{name}.{fmt}"
-            options = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER true)"
-            # Names come from the catalog; COPY takes no bound file name, so the path is quoted.
-            quoted = '"' + name.replace('"', '""') + '"'
-            literal = "'" + target.as_posix().replace("'", "''") + "'"
-            con.execute(f"COPY (SELECT * FROM {quoted}) TO {literal} {options}")  # noqa: S608
+            quoted = '"' + name.replace('"', '""') + '"'  # names come from the catalog
+            if fmt == "parquet":
+                _write_parquet(con, quoted, target, rel)
+            else:  # COPY takes no bound file name, so the path is quoted
+                literal = "'" + target.as_posix().replace("'", "''") + "'"
+                con.execute(f"COPY (SELECT * FROM {quoted}) TO {literal} "  # noqa: S608
+                            "(FORMAT csv, HEADER true)")
             files.append({"name": name, "kind": rel["kind"], "file": target.name,
                           "rows": scalar(con, f"SELECT count(*) FROM {quoted}"),  # noqa: S608
-                          "sha256": _sha256(target), "comment": rel["comment"]})
+                          "sha256": _sha256(target), "comment": rel["comment"],
+                          "columns": rel["columns"]})
         sources = fetch_dicts(con, "SELECT id, source, label, url, fetched_at, sha256 "
                                    "FROM source_snapshot ORDER BY source, label")
     finally:

@@ -108,9 +108,20 @@ def relation_columns(con: duckdb.DuckDBPyConnection, relation: str) -> frozenset
         "SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [relation]).fetchall())
 
 
-def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
-             have: frozenset[str] | None = None) -> tuple[int, list[dict], list[str]]:
-    """Return (total rows matching, the page of rows, the column names). ``have`` is the
+@dataclass
+class ListSQL:
+    """A list query as SQL: the filtered rows (``inner``), the page of them, their bound
+    parameters and the columns a page row has."""
+
+    inner: str
+    page: str
+    params: list
+    columns: list[str]
+
+
+def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
+             have: frozenset[str] | None = None) -> ListSQL:
+    """The SQL of a list query (parameters resolved against the snapshot). ``have`` is the
     relation's columns when known (``relation_columns``): a snapshot published before a column
     existed answers NULL for it instead of failing."""
     out_cols = q.output_columns
@@ -181,16 +192,34 @@ def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
     else:
         select_cols = out_cols
     inner = f"{base}{where_sql}"
-    # The page first; a page that is not full also tells the total (the common case for a
-    # filtered dashboard query), otherwise one count over the filtered rows.
-    sql = (f"SELECT {', '.join(_quote(c) for c in select_cols)} "  # noqa: S608
-           f"FROM ({inner}) ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
-    rows = fetch_dicts(con, sql, [*params, q.limit, q.offset])
-    if len(rows) < q.limit and (rows or q.offset == 0):
-        total = q.offset + len(rows)
-    else:
-        total = scalar(con, f"SELECT count(*) FROM ({inner})", params)  # noqa: S608
-    return total, rows, select_cols
+    page = (f"SELECT {', '.join(_quote(c) for c in select_cols)} "  # noqa: S608
+            f"FROM ({inner}) ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
+    return ListSQL(inner=inner, page=page, params=params, columns=select_cols)
+
+
+def _total(con: duckdb.DuckDBPyConnection, q: ListQuery, s: ListSQL, page_rows: int) -> int:
+    # A page that is not full also tells the total (the common case for a filtered dashboard
+    # query); otherwise one count over the filtered rows.
+    if page_rows < q.limit and (page_rows or q.offset == 0):
+        return q.offset + page_rows
+    return scalar(con, f"SELECT count(*) FROM ({s.inner})", s.params)  # noqa: S608
+
+
+def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
+             have: frozenset[str] | None = None) -> tuple[int, list[dict], list[str]]:
+    """Return (total rows matching, the page of rows as dicts, the column names)."""
+    s = list_sql(con, q, have)
+    rows = fetch_dicts(con, s.page, [*s.params, q.limit, q.offset])
+    return _total(con, q, s, len(rows)), rows, s.columns
+
+
+def run_list_arrow(con: duckdb.DuckDBPyConnection, q: ListQuery,
+                   have: frozenset[str] | None = None):
+    """Return (total rows matching, the page as an Arrow table typed by the database's
+    schema, the column names): an all-NULL column keeps its type."""
+    s = list_sql(con, q, have)
+    table = con.sql(s.page, params=[*s.params, q.limit, q.offset]).to_arrow_table()
+    return _total(con, q, s, table.num_rows), table, s.columns
 
 
 def _tokens(text: str) -> frozenset[str]:
@@ -451,8 +480,10 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     if "assumed" in bases:
         parts.append(f"""
             SELECT r.id || ':assumed:' || CAST(a.rate AS VARCHAR) AS id, {select},
-                   'assumed' AS price_basis, NULL AS region, NULL AS offer, NULL AS os,
-                   NULL AS reservation_term, NULL AS sku, NULL AS price_id,
+                   'assumed' AS price_basis, NULL::VARCHAR AS region,
+                   NULL::VARCHAR AS offer, NULL::VARCHAR AS os,
+                   NULL::VARCHAR AS reservation_term, NULL::VARCHAR AS sku,
+                   NULL::VARCHAR AS price_id,
                    NULL::TIMESTAMPTZ AS price_valid_from,
                    a.rate AS rate_per_accelerator_hour, 'assumed' AS price_status,
                    a.rate * r.total_accelerators / (r.result * 3600.0) * 1e6

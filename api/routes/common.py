@@ -19,10 +19,19 @@ from api.responses import (
     item_response,
     list_response,
     not_modified,
+    pick_format,
 )
 from api.snapshot import Opened, SnapshotReader
 from warehouse.exceptions import QueryError
-from warehouse.queries import ListQuery, ResultFilter, empty_hint, relation_columns, run_list
+from warehouse.export import for_parquet
+from warehouse.queries import (
+    ListQuery,
+    ResultFilter,
+    empty_hint,
+    relation_columns,
+    run_list,
+    run_list_arrow,
+)
 from warehouse.settings import Settings
 from warehouse.vocabulary import (
     AVAILABILITY,
@@ -147,16 +156,24 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
     if hit is not None:
         return hit
     con = opened.con.cursor()
+    arrow = None
     try:
         key = ("columns", q.relation)
         if q.subquery is None and key not in opened.cache:
             opened.cache[key] = relation_columns(con, q.relation)
-        total, rows, cols = run_list(con, q, opened.cache.get(key))
+        if pick_format(request, p.format) is Format.parquet:  # typed by the database's schema
+            total, table, cols = run_list_arrow(con, q, opened.cache.get(key))
+            rows = []
+            arrow = for_parquet(table, {n: f.description or "" for n, f in
+                                        q.public.model_fields.items()})
+        else:
+            total, rows, cols = run_list(con, q, opened.cache.get(key))
         hint = empty_hint(con, q) if total == 0 else None
     finally:
         con.close()
     return list_response(request, opened, total=total, rows=rows, columns=cols, limit=p.limit,
-                         offset=p.offset, fmt=p.format, max_age=max_age, cache=memo, hint=hint)
+                         offset=p.offset, fmt=p.format, max_age=max_age, cache=memo, hint=hint,
+                         arrow=arrow)
 
 
 def render_item(request: Request, opened: Opened, payload: dict, *, memo: bool = False) -> Response:

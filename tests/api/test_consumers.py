@@ -34,6 +34,30 @@ def test_ndjson_and_parquet_match_json(full_client):
     assert table.column("result").to_pylist() == [r["result"] for r in rows]
 
 
+def test_parquet_pages_are_typed_by_the_database_and_concatenate(full_client):
+    """An all-NULL column (region, sku… on the assumed basis) keeps its declared type, so the
+    pages of one query concatenate; each column carries its description."""
+    import pyarrow as pa
+
+    url = "/v1/costs?basis=assumed&model=deepseek-r1&format=parquet&limit=50"
+    first = full_client.get(url)
+    assert first.status_code == 200 and 'rel="next"' in first.headers["link"]
+    second = full_client.get(first.headers["link"].split(">")[0].lstrip("<"))
+    pages = [pq.read_table(io.BytesIO(r.content)) for r in (first, second)]
+    for t in pages:
+        assert t.num_rows > 0 and t.column("region").null_count == t.num_rows
+        assert t.schema.field("region").type == pa.string()
+        assert t.schema.field("price_valid_from").type == pa.timestamp("us", tz="Etc/UTC")
+        assert t.schema.field("rate_per_accelerator_hour").type == pa.float64()
+    both = pa.concat_tables(pages)  # raises when the schemas differ
+    rows = full_client.get(url.replace("&format=parquet", "").replace("limit=50", "limit=100")
+                           ).json()["rows"]
+    assert both.column("id").to_pylist() == [r["id"] for r in rows[:both.num_rows]]
+    comment = pages[0].schema.field("cost_per_million_tokens").metadata[b"comment"].decode()
+    from warehouse.public import CostPublic
+    assert comment == CostPublic.model_fields["cost_per_million_tokens"].description
+
+
 def test_export_reads_back_with_identical_rows_and_hashes(full_warehouse, tmp_path):
     env = {**os.environ, "PERFLEDGER_DATA_DIR": str(full_warehouse / "var")}
     out = tmp_path / "export"

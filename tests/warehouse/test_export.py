@@ -59,3 +59,50 @@ def test_csv_export_and_unknown_format(ref, tmp_path):
     assert {f["file"].rsplit(".", 1)[1] for f in manifest["files"]} == {"csv"}
     with pytest.raises(ConfigError, match="parquet or csv"):
         export(ref, tmp_path / "x", "xlsx")
+
+
+def test_parquet_export_carries_the_comments_and_the_types(ref, tmp_path):
+    """Each column's COMMENT (read from the snapshot's own catalog here) is in the Parquet
+    field metadata and the manifest; an empty table keeps its declared types."""
+    out = tmp_path / "out"
+    manifest = export(ref, out)
+    con = duckdb.connect(str(ref.path), read_only=True)
+    declared = {(t, c): (kind, comment or "") for t, c, kind, comment in con.execute(
+        "SELECT table_name, column_name, data_type, comment FROM duckdb_columns() "
+        "WHERE schema_name = 'main'").fetchall()}
+    table_comment = dict(con.execute("SELECT table_name, comment FROM duckdb_tables()").fetchall())
+    con.close()
+    files = {f["name"]: f for f in manifest["files"]}
+    for name in ("rule_pin", "mlperf_result", "source_snapshot", "scenario_ratio"):
+        schema = pq.read_schema(out / files[name]["file"])
+        for field in schema:
+            kind, comment = declared[(name, field.name)]
+            assert (field.metadata or {}).get(b"comment", b"").decode() == comment
+        assert [c["comment"] for c in files[name]["columns"]] == [
+            declared[(name, f.name)][1] for f in schema]
+        assert [c["type"] for c in files[name]["columns"]] == [
+            declared[(name, f.name)][0] for f in schema]
+    assert pq.read_schema(out / "rule_pin.parquet").metadata[b"comment"].decode() == \
+        table_comment["rule_pin"]
+    assert any(c["comment"] for c in files["mlperf_result"]["columns"])
+    empty = pq.read_schema(out / "mlperf_result.parquet")  # no rows: still typed
+    assert str(empty.field("result").type) == "double"
+    assert str(empty.field("round").type) == "string"
+
+
+def test_decimals_become_doubles_for_pandas():
+    """pandas would read a Parquet decimal as ``decimal.Decimal`` objects."""
+    from decimal import Decimal
+
+    import pyarrow as pa
+
+    from warehouse.export import for_parquet
+
+    t = pa.table({"rate": pa.array([Decimal("10.50"), None], pa.decimal128(10, 2)),
+                  "n": pa.array([None, None], pa.string())})
+    out = for_parquet(t, {"rate": "USD per hour"}, "a table")
+    assert out.schema.field("rate").type == pa.float64() and out.column("rate").to_pylist() == [
+        10.5, None]
+    assert out.schema.field("n").type == pa.string()
+    assert out.schema.field("rate").metadata == {b"comment": b"USD per hour"}
+    assert out.schema.metadata == {b"comment": b"a table"}
