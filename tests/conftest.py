@@ -110,6 +110,31 @@ def rounds_warehouse(tmp_path_factory) -> Path:
     return tmp
 
 
+@pytest.fixture(scope="session")
+def evidence_warehouse(tmp_path_factory, session_server) -> Path:
+    """Everything at once, as the README's examples need it: both rounds in their two formats,
+    the rules, the curated files and the recorded Azure prices (served by the emulator)."""
+    need_shared(SUMMARY_CSV)
+    need_shared(V51_JSON)
+    need_shared(RULES_ADOC)
+    tmp = tmp_path_factory.mktemp("evidence")
+    session_server.reset()
+    mount_azure(session_server, page_size=4)
+    sources = full_sources(tmp / "sources.toml", session_server,
+                           mlperf=f'rounds = {{ "v5.1" = "{V51_JSON}", "v6.1" = "{SUMMARY_CSV}" }}')
+    report = refresh(make_settings(tmp, sources))
+    session_server.reset()
+    assert report.status == "published", report.as_dict()
+    return tmp
+
+
+@pytest.fixture
+def evidence_client(evidence_warehouse, tmp_path, client_for):
+    """An API client over a private copy of the everything-at-once warehouse."""
+    copy_data_dir(evidence_warehouse / "var", tmp_path / "var")
+    return client_for(make_settings(tmp_path, evidence_warehouse / "sources.toml"))
+
+
 @pytest.fixture
 def rounds_client(rounds_warehouse, tmp_path, client_for):
     """An API client over a private copy of the two-round warehouse."""

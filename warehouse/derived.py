@@ -285,6 +285,73 @@ FROM mlperf_result r, (VALUES """ + ", ".join(f"({r}::DOUBLE)" for r in ASSUMED_
 WHERE NOT r.is_power AND r.units = """ + TOKENS + """ AND r.total_accelerators > 0
 """)
 
+# Cost per million tokens from a rate per accelerator-hour: one formula for the views and the API.
+COST_PER_MILLION = "{rate} * r.total_accelerators / (r.result * 3600.0) * 1e6"
+COST_RESULT_COLUMNS = """r.id AS result_id, r.round, r.division, r.organization, r.platform,
+       r.system_name, r.model_id, r.model_family, r.scenario, r.result, r.units,
+       r.total_accelerators, r.accelerator_id, r.availability,
+       1.0 / pr.ratio AS premium_vs_offline"""
+COST_RESULT_JOIN = "LEFT JOIN scenario_ratio pr ON pr.other_result_id = r.id AND NOT pr.flagged"
+COST_RESULT_WHERE = ("NOT r.is_power AND r.units = " + TOKENS
+                     + " AND r.total_accelerators > 0")
+
+
+def list_price_cost_sql(price_where: str, *, ask: str | None = None) -> str:
+    """Cost per million tokens of Tokens/s results at the cheapest Azure price per
+    accelerator-hour of their accelerator, per region, offer, OS and reservation term, among the
+    price versions ``price_where`` selects. Without ``ask``, only priced rows (every region,
+    offer and OS). With ``ask`` (SQL of one row: region, offer, os), every result, 'no price'
+    with a NULL cost where its accelerator has no price there."""
+    if ask is None:
+        region, offer, os_, join, asked = "p.region", "p.offer", "p.os", "JOIN", ""
+    else:
+        region, offer, os_, join, asked = ("ask.region", "ask.offer", "ask.os", "LEFT JOIN",
+                                           f"CROSS JOIN ({ask}) ask")
+        price_where = (f"lower(arm_region_name) = (SELECT region FROM ({ask})) AND offer = "
+                       f"(SELECT offer FROM ({ask})) AND os = (SELECT os FROM ({ask})) "
+                       f"AND {price_where}")
+    return f"""
+WITH p AS (
+    SELECT accelerator_id, arm_region_name AS region, offer, os, reservation_term,
+           min(price_per_accelerator_hour) AS rate,
+           arg_min(arm_sku_name, price_per_accelerator_hour) AS sku,
+           arg_min(price_id, price_per_accelerator_hour) AS price_id,
+           arg_min(valid_from, price_per_accelerator_hour) AS price_valid_from
+    FROM accelerator_hour_price WHERE {price_where}
+    GROUP BY accelerator_id, arm_region_name, offer, os, reservation_term)
+SELECT r.id || ':list_price:' || {region} || ':' || {offer} || ':' || {os_}
+           || coalesce(':' || p.reservation_term, '') AS id,
+       {COST_RESULT_COLUMNS},
+       'list_price' AS price_basis, {region} AS region, {offer} AS offer, {os_} AS os,
+       p.reservation_term, p.sku, p.price_id, p.price_valid_from,
+       p.rate AS rate_per_accelerator_hour,
+       CASE WHEN p.rate IS NULL THEN 'no price' ELSE 'priced' END AS price_status,
+       {COST_PER_MILLION.format(rate="p.rate")} AS cost_per_million_tokens,
+       {_lit(basis(Evidence.measured, Evidence.list_price))} AS basis,
+       {LIST_PRICE} AS weakest_input
+FROM mlperf_result r {asked} {join} p ON p.accelerator_id = r.accelerator_id {COST_RESULT_JOIN}
+WHERE {COST_RESULT_WHERE}"""
+
+
+view("list_price_cost",
+     "Cost per million tokens of every Tokens/s result whose accelerator Azure rents, at the "
+     "current cheapest Azure list price per accelerator-hour of that accelerator, one row per "
+     "region, offer (on_demand, spot, low_priority, reservation, dev_test), OS and reservation "
+     "term: rate x total_accelerators / (tokens/s x 3600) x 1e6. The same rows /v1/costs "
+     "serves on the list_price basis for one region/offer/OS (which also lists the results "
+     "with no price there).",
+     {"rate_per_accelerator_hour": "Cheapest current Azure price per accelerator-hour of the "
+                                   "accelerator in this region/offer/OS/term (USD)",
+      "cost_per_million_tokens": "rate x total_accelerators / (result x 3600) x 1e6",
+      "premium_vs_offline": "This cost / the same system's Offline cost (= Offline throughput "
+                            "/ this throughput); NULL for Offline rows",
+      "price_basis": "Always list_price here",
+      "region": "Azure region of the price (arm_region_name)",
+      "sku": "The VM size (arm_sku_name) whose price is the cheapest",
+      "price_valid_from": "Since when that price version holds",
+      "price_status": "Always priced here (no-price results are only in /v1/costs)"})(
+    list_price_cost_sql("valid_to IS NULL"))
+
 view("hardware_catalog",
      "Hardware specs with the name, vendor and kind of the hardware they describe.")(
 """
@@ -353,6 +420,8 @@ UNION ALL
 SELECT 'latency_bound', id, basis, weakest_input FROM latency_bound
 UNION ALL
 SELECT 'cost_assumed_rate', id, basis, weakest_input FROM cost_assumed_rate
+UNION ALL
+SELECT 'list_price_cost', id, basis, weakest_input FROM list_price_cost
 UNION ALL
 SELECT 'accelerator_hour_price', price_id, basis, weakest_input FROM accelerator_hour_price
 UNION ALL

@@ -42,7 +42,6 @@ from warehouse.public import (
 from warehouse.schema import FACT_TABLES
 from warehouse.vocabulary import (
     DESCRIPTIONS,
-    TOKENS_PER_S,
     Evidence,
     basis,
     model_family,
@@ -441,12 +440,8 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     labelled ``assumption``. ``premium_vs_offline`` is this cost / the same system's Offline
     cost (= offline throughput / this throughput).
     """
-    select = """r.id AS result_id, r.round, r.division, r.organization, r.platform,
-        r.system_name, r.model_id, r.model_family, r.scenario, r.result, r.units,
-        r.total_accelerators, r.accelerator_id, r.availability,
-        1.0 / pr.ratio AS premium_vs_offline"""
-    joins = "LEFT JOIN scenario_ratio pr ON pr.other_result_id = r.id AND NOT pr.flagged"
-    where = "WHERE NOT r.is_power AND r.units = ? AND r.total_accelerators > 0"
+    select, joins = derived.COST_RESULT_COLUMNS, derived.COST_RESULT_JOIN
+    where = "WHERE " + derived.COST_RESULT_WHERE
     parts: list[str] = []
     params: list[object] = []
     if "list_price" in bases:
@@ -454,29 +449,10 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
         if as_of is not None:
             valid = "valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
             valid_params = [as_of, as_of]
-        parts.append(f"""
-            WITH p AS (
-                SELECT accelerator_id, reservation_term,
-                       min(price_per_accelerator_hour) AS rate,
-                       arg_min(arm_sku_name, price_per_accelerator_hour) AS sku,
-                       arg_min(price_id, price_per_accelerator_hour) AS price_id,
-                       arg_min(valid_from, price_per_accelerator_hour) AS price_valid_from
-                FROM accelerator_hour_price
-                WHERE lower(arm_region_name) = lower(?) AND offer = ? AND os = ? AND {valid}
-                GROUP BY accelerator_id, reservation_term)
-            SELECT r.id || ':list_price' || coalesce(':' || p.reservation_term, '') AS id,
-                   {select},
-                   'list_price' AS price_basis, ? AS region, ? AS offer, ? AS os,
-                   p.reservation_term, p.sku, p.price_id, p.price_valid_from,
-                   p.rate AS rate_per_accelerator_hour,
-                   CASE WHEN p.rate IS NULL THEN 'no price' ELSE 'priced' END AS price_status,
-                   p.rate * r.total_accelerators / (r.result * 3600.0) * 1e6
-                       AS cost_per_million_tokens,
-                   ? AS basis
-            FROM mlperf_result r LEFT JOIN p ON p.accelerator_id = r.accelerator_id {joins}
-            {where}""")
-        params += [region, offer, os, *valid_params, region, offer, os,
-                   basis(Evidence.measured, Evidence.list_price), TOKENS_PER_S]
+        ask = "SELECT lower(?::VARCHAR) AS region, ?::VARCHAR AS offer, ?::VARCHAR AS os"
+        parts.append(derived.list_price_cost_sql(valid, ask=ask))
+        # ``ask`` appears four times (three in the price filter, once joined), before ``valid``
+        params += [region, offer, os] * 3 + valid_params + [region, offer, os]
     if "assumed" in bases:
         parts.append(f"""
             SELECT r.id || ':assumed:' || CAST(a.rate AS VARCHAR) AS id, {select},
@@ -486,12 +462,11 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
                    NULL::VARCHAR AS price_id,
                    NULL::TIMESTAMPTZ AS price_valid_from,
                    a.rate AS rate_per_accelerator_hour, 'assumed' AS price_status,
-                   a.rate * r.total_accelerators / (r.result * 3600.0) * 1e6
-                       AS cost_per_million_tokens,
+                   {derived.COST_PER_MILLION.format(rate="a.rate")} AS cost_per_million_tokens,
                    ? AS basis
             FROM mlperf_result r CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS rate) a {joins}
             {where}""")
-        params += [basis(Evidence.measured, Evidence.assumption), rates, TOKENS_PER_S]
+        params += [basis(Evidence.measured, Evidence.assumption), rates]
     if not parts:
         raise QueryError("basis must be list_price and/or assumed", param="basis")
     sql = " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts)

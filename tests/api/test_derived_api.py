@@ -195,3 +195,35 @@ def test_price_change_moves_cost_after_not_before(full_copy, server, client_for)
     assert rate("2026-10-25") == pytest.approx(10.60)
     assert rate("2026-11-20") == pytest.approx(10.0)
     assert rate() == pytest.approx(10.0)
+
+
+@pytest.mark.parametrize("offer", ["on_demand", "reservation"])
+def test_list_price_cost_view_equals_the_costs_route(evidence_warehouse, evidence_client,
+                                                     offer):
+    """An analyst's plain SELECT on list_price_cost gives the rows /v1/costs serves on the
+    list-price basis (its priced ones), value for value."""
+    import json
+
+    import duckdb
+
+    from warehouse.public import CostPublic
+
+    tmp = evidence_warehouse
+    current = json.loads((tmp / "var" / "CURRENT").read_text())["file"]
+    con = duckdb.connect(str(tmp / "var" / "snapshots" / current), read_only=True)
+    cur = con.execute("SELECT * FROM list_price_cost WHERE region = 'eastus2' AND offer = ? "
+                      "AND os = 'linux' ORDER BY id", [offer])
+    names = [d[0] for d in cur.description]
+    view = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+    con.close()
+    api = all_rows(evidence_client, "/v1/costs", basis="list_price", offer=offer, region="eastus2",
+                   price_status="priced", division="all", availability="all", sort="id")
+    assert view and len(view) == len(api)
+    fields = [c for c in CostPublic.model_fields if c != "price_valid_from"]
+    for v, a in zip(view, api, strict=True):
+        assert {c: v[c] for c in fields} == {c: a[c] for c in fields}
+        assert v["price_valid_from"].isoformat() == a["price_valid_from"]
+        assert v["cost_per_million_tokens"] == pytest.approx(
+            v["rate_per_accelerator_hour"] * v["total_accelerators"] / (v["result"] * 3600) * 1e6)
+    if offer == "reservation":  # one row per term, each named
+        assert {v["reservation_term"] for v in view} == {"1 Year", "3 Years"}
