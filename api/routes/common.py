@@ -163,7 +163,7 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
             opened.cache[key] = relation_columns(con, q.relation)
         if pick_format(request, p.format) is Format.parquet:  # typed by the database's schema
             total, table, cols = run_list_arrow(con, q, opened.cache.get(key))
-            rows = []
+            rows: list[dict] = []
             arrow = for_parquet(table, {n: f.description or "" for n, f in
                                         q.public.model_fields.items()})
         else:
