@@ -86,6 +86,15 @@ def _split(values: list[str] | None) -> list[str] | None:
     return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
 
+def comma_list(values: object) -> object:
+    """A typed repeatable parameter's raw values with comma lists split (``rate=5,10`` is
+    ``rate=5&rate=10``), for a ``BeforeValidator``: parsing then checks each item."""
+    if isinstance(values, list):
+        return [v.strip() for item in values
+                for v in (item.split(",") if isinstance(item, str) else [item])]
+    return values
+
+
 def listed(values: list[str] | None) -> list[str]:
     """A repeatable filter (``model=a&model=b`` or ``model=a,b``) as a list."""
     return _split(values) or []

@@ -6,12 +6,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
+from pydantic import BeforeValidator
 
 from api.routes.common import (
     CHOICES,
     PageDep,
     check_choice,
     choice,
+    comma_list,
     listed,
     parse_as_of,
     ranked_filters,
@@ -80,8 +82,9 @@ def costs(
     scenario: Annotated[list[str] | None, Query(description="Offline, Server or Interactive.")] = None,
     basis: Annotated[list[str] | None, Query(description="list_price (Azure price per "
                      "accelerator-hour) and/or assumed (rates); default both.")] = None,
-    rate: Annotated[list[float] | None, Query(description="Assumed USD per accelerator-hour "
-                    "(> 0, repeatable); default 5, 10 and 15.")] = None,
+    rate: Annotated[list[float] | None, BeforeValidator(comma_list), Query(
+        description="Assumed USD per accelerator-hour (> 0; repeatable or comma-separated); "
+                    "default 5, 10 and 15.")] = None,
     region: Annotated[str, Query(description="Azure region for list prices.")] = "eastus2",
     offer: Annotated[str, Query(description="on_demand, spot, low_priority, reservation or "
                                 "dev_test.")] = "on_demand",

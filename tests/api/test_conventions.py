@@ -169,3 +169,27 @@ def test_a_query_matching_nothing_says_why(full_client):
     assert ranked["total"] == 0 and every["total"] == 1 and every["rows"][0]["division"] == "open"
     assert "division=all&availability=all" in ranked["hint"]
     assert full_client.get("/v1/results?model=llama2-70b&limit=1").json()["hint"] is None
+
+
+@pytest.mark.parametrize("path, param, values", [
+    ("/v1/costs", "rate", ["7", "12.5"]),
+    ("/v1/costs", "basis", ["assumed", "list_price"]),
+    ("/v1/results", "model", ["llama2-70b", "deepseek-r1"]),
+    ("/v1/results", "scenario", ["Server", "Offline"]),
+    ("/v1/results", "organization", ["AMD", "nvidia"]),
+    ("/v1/results", "accelerator", ["B200", "amd-mi355x"]),
+    ("/v1/ratios", "division", ["closed", "open"]),
+    ("/v1/trends", "availability", ["available", "preview"]),
+    ("/v1/prices", "offer", ["spot", "on_demand"]),
+    ("/v1/results", "sort", ["-result", "id"]),
+    ("/v1/results", "columns", ["id", "result"]),
+])
+def test_repeated_parameters_and_comma_lists_are_the_same(full_client, path, param, values):
+    repeated = full_client.get(path, params=[(param, v) for v in values] + [("limit", 1000)])
+    comma = full_client.get(path, params=[(param, ",".join(values)), ("limit", 1000)])
+    assert repeated.status_code == comma.status_code == 200, comma.text
+    a, b = repeated.json(), comma.json()
+    assert a["total"] == b["total"] > 0 and a["rows"] == b["rows"]
+    one = full_client.get(path, params=[(param, values[0]), ("limit", 1000)]).json()
+    if param not in ("sort", "columns"):  # two values select more than one does
+        assert a["total"] > one["total"]
