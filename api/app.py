@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import GZipMiddleware
 
 from api import errors
-from api.responses import CachedResponses, HeadAsGet, ResponseCache
+from api.responses import FastResponses, HeadAsGet, ResponseCache
 from api.routes import calc, derived, evidence, explorer, prices, provenance, results
 from api.routes.common import strict_params
 from api.snapshot import SnapshotReader
@@ -32,11 +32,24 @@ TAGS = [
 ]
 
 
+class PerfledgerAPI(FastAPI):
+    """FastAPI behind the warm path (``FastResponses``): a request answered before is replayed
+    before the middleware stack; any other goes through the application and is recorded."""
+
+    async def __call__(self, scope, receive, send) -> None:
+        fast: FastResponses | None = getattr(self.state, "fast", None)
+        key = fast.key(scope) if fast is not None and fast.size else None
+        if key is None:
+            await super().__call__(scope, receive, send)
+        elif not await fast.replay(key, scope, send):  # type: ignore[union-attr]
+            await super().__call__(scope, receive, fast.recorder(key, scope, send))  # type: ignore[union-attr]
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the API over the data directory in ``settings`` (read from the environment when
     not given, as uvicorn workers do)."""
     settings = settings or Settings()
-    app = FastAPI(title="perfledger", version="0.1.0", openapi_tags=TAGS,
+    app = PerfledgerAPI(title="perfledger", version="0.1.0", openapi_tags=TAGS,
                   dependencies=[Depends(strict_params)], docs_url=None, redoc_url=None,
                   description="LLM-inference evidence: measured results, list prices and dated "
                               "vendor claims, every row labelled with what it is and where it "
@@ -45,7 +58,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.reader = SnapshotReader(Layout(settings.data_path), settings.snapshot_check_interval)
     app.state.responses = ResponseCache(settings.api_response_cache)
     errors.install(app)
-    app.add_middleware(CachedResponses, cache=app.state.responses, reader=app.state.reader)
+    app.state.fast = FastResponses(app.state.responses, app.state.reader)
     app.add_middleware(GZipMiddleware, minimum_size=1024)  # when the client accepts gzip
     app.add_middleware(HeadAsGet)
     if settings.api_cors_origins:  # added last, so it wraps cached answers too

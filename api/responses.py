@@ -83,6 +83,11 @@ def _clean(rows: list[dict]) -> list[dict]:
     return [{k: _plain(v) for k, v in r.items()} for r in rows]
 
 
+def encode_row(row: dict, columns: list[str]) -> bytes:
+    """One row as it appears in a JSON envelope (the columns in order)."""
+    return dumps({c: _plain(row[c]) for c in columns})
+
+
 def etag_for(request: Request, opened: Opened) -> str:
     """A strong ETag (also the response cache's key) from everything the body depends on: the
     snapshot id, the path, the query as sent (the order of repeated parameters is significant:
@@ -215,39 +220,99 @@ class HeadAsGet:
         await self.app({**scope, "method": "GET"}, receive, headers_only)
 
 
-class CachedResponses:
-    """ASGI middleware: a GET whose response is in the ``ResponseCache`` (same current
-    snapshot, path, query and Accept, so the same ETag) is answered here, before routing and
-    parameter parsing; ``If-None-Match`` with that ETag gets a 304. Anything else goes to the
-    app, which fills the cache. A request whose answer comes from another snapshot (``as_of``
-    on results) has another ETag, so it can never be answered with this snapshot's body."""
+class FastResponses:
+    """The warm path, as a raw ASGI layer in front of the whole application: a GET (or HEAD)
+    whose exact answer was recorded for the current snapshot is replayed from memory before
+    any middleware, routing or parameter parsing runs.
 
-    def __init__(self, app, *, cache: ResponseCache, reader) -> None:
-        self.app, self.cache, self.reader = app, cache, reader
+    The key is everything a response can depend on: the snapshot id, the path, the query as
+    sent, ``Accept``, whether gzip is accepted, ``Origin`` (CORS) and ``If-None-Match``. A
+    response is recorded only when the application kept its body in the ``ResponseCache``
+    (list pages and snapshot-only items: never the run journal, health or errors), or is the
+    304 of such a response; what is replayed is the final bytes the application sent (gzip
+    included), so a replayed answer is byte-identical to a computed one. A request with
+    ``If-Modified-Since`` and anything not a plain GET/HEAD go to the application."""
 
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http" or scope["method"] != "GET" or not self.cache.size:
-            await self.app(scope, receive, send)
-            return
-        request = Request(scope)
-        etag = etag_for(request, self.reader.get())
-        hit = self.cache.peek(etag)
+    def __init__(self, cache: ResponseCache, reader) -> None:
+        self.cache, self.reader, self.size = cache, reader, cache.size
+        self._items: dict[tuple, tuple[dict, bytes]] = {}
+        self._snapshot: str | None = None
+
+    def key(self, scope) -> tuple | None:
+        """The request's key, or None when it must go to the application."""
+        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD"):
+            return None
+        accept = encoding = origin = inm = b""
+        for name, value in scope["headers"]:
+            if name == b"accept":
+                accept = value
+            elif name == b"accept-encoding":
+                encoding = value
+            elif name == b"origin":
+                origin = value
+            elif name == b"if-none-match":
+                inm = value
+            elif name == b"if-modified-since":
+                return None
+        opened = self.reader.get()
+        if opened.id != self._snapshot:  # a new snapshot: nothing recorded still holds
+            self._items = {}
+            self._snapshot = opened.id
+        return (opened.id, scope["path"], scope["query_string"], accept, b"gzip" in encoding,
+                origin, inm)
+
+    async def replay(self, key: tuple, scope, send) -> bool:
+        hit = self._items.get(key)
         if hit is None:
-            await self.app(scope, receive, send)
+            return False
+        start, body = hit
+        await send(start)
+        await send({"type": "http.response.body",
+                    "body": b"" if scope["method"] == "HEAD" else body})
+        return True
+
+    def recorder(self, key: tuple, scope, send):
+        """``send`` that also records the response under ``key`` when it may be replayed."""
+        if scope["method"] != "GET":
+            return send
+        state: dict = {}
+
+        async def record(message) -> None:
+            if message["type"] == "http.response.start":
+                state["start"] = message
+            elif message["type"] == "http.response.body":
+                state.setdefault("chunks", []).append(message.get("body", b""))
+                if not message.get("more_body") and "start" in state:
+                    self._keep(key, state["start"], b"".join(state["chunks"]))
+            await send(message)
+
+        return record
+
+    def _keep(self, key: tuple, start: dict, body: bytes) -> None:
+        headers = {k.lower(): v for k, v in start.get("headers", [])}
+        etag = headers.get(b"etag", b"").decode()
+        if start["status"] == 200:
+            ok = bool(etag) and self.cache.peek(etag) is not None
+        elif start["status"] == 304:  # the revalidation of a response that may be replayed
+            ok = key[:-1] + (b"",) in self._items
+        else:
+            ok = False
+        if not ok or len(body) > 4 * 2**20:
             return
-        body, media, headers = hit
-        response = not_modified(request, headers) or Response(body, media_type=media,
-                                                              headers=headers)
-        await response(scope, receive, send)
+        if len(self._items) >= self.size:
+            self._items.pop(next(iter(self._items)))
+        self._items[key] = (start, body)
 
 
 def list_response(request: Request, opened: Opened, *, total: int, rows: list[dict],
                   columns: list[str], limit: int, offset: int, fmt: Format | None,
                   max_age: int, cache: ResponseCache | None = None,
-                  hint: str | None = None, arrow=None) -> Response:
+                  hint: str | None = None, arrow=None,
+                  encoded: list[bytes] | None = None) -> Response:
     """The list envelope (with ``hint`` saying why nothing matched, when nothing did), or the
     rows as CSV / NDJSON / Parquet (from ``arrow``, the page as the database typed it, when
-    given)."""
+    given). ``encoded`` is the page's rows already as JSON (``encode_row``), for the envelope.
+    """
     headers = cache_headers(request, opened, max_age)
     cached = not_modified(request, headers)
     if cached is not None:
@@ -269,6 +334,8 @@ def list_response(request: Request, opened: Opened, *, total: int, rows: list[di
     if f is Format.ndjson:
         body = b"".join(dumps(r) + b"\n" for r in rows)
         headers["X-Total-Count"] = str(total)
+        if cache is not None:
+            cache.put(headers["ETag"], body, MEDIA[f], headers)
         return Response(body, media_type=MEDIA[f], headers=headers)
     if f is Format.parquet:
         import pyarrow as pa
@@ -279,10 +346,14 @@ def list_response(request: Request, opened: Opened, *, total: int, rows: list[di
         out = io.BytesIO()
         pq.write_table(table, out)
         headers["X-Total-Count"] = str(total)
+        if cache is not None:
+            cache.put(headers["ETag"], out.getvalue(), MEDIA[f], headers)
         return Response(out.getvalue(), media_type=MEDIA[f], headers=headers)
     envelope = {"snapshot_id": opened.id, "total": total, "limit": limit, "offset": offset,
-                "next": nxt, "hint": hint, "rows": _clean(rows)}
+                "next": nxt, "hint": hint, "rows": [] if encoded is not None else _clean(rows)}
     body = dumps(envelope)
+    if encoded is not None:  # "rows":[] is the envelope's last member
+        body = body[:-3] + b"[" + b",".join(encoded) + b"]}"
     if cache is not None:
         cache.put(headers["ETag"], body, MEDIA[Format.json], headers)
     return Response(body, media_type=MEDIA[Format.json], headers=headers)

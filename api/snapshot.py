@@ -14,6 +14,11 @@ from warehouse.exceptions import QueryError
 from warehouse.schema import empty_warehouse
 from warehouse.store import Layout, SnapshotRef
 
+# Relations the list queries read often and that are costly to compute (views over joins):
+# materialised once per snapshot, in memory, and registered under the view's own name on the
+# cursors that answer requests, so the same SQL reads the same rows without the join.
+HOT_VIEWS = ("cost_input",)
+
 
 @dataclass
 class Opened:
@@ -22,6 +27,48 @@ class Opened:
     ref: SnapshotRef | None
     con: duckdb.DuckDBPyConnection
     cache: dict = field(default_factory=dict)  # figures computed once per (immutable) snapshot
+    _local: threading.local = field(default_factory=threading.local)
+    _hot: dict | None = None
+    _hot_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def hot(self) -> dict:
+        """The hot views of this snapshot as Arrow tables, computed once (from the views'
+        definitions in ``warehouse.derived``, so a snapshot published before a view existed
+        has it too)."""
+        if self._hot is None:
+            with self._hot_lock:
+                if self._hot is None:
+                    from warehouse import derived
+
+                    cur = self.con.cursor()
+                    try:
+                        self._hot = {name: cur.sql(derived.VIEWS[name][0]).to_arrow_table()
+                                     for name in HOT_VIEWS}
+                    finally:
+                        cur.close()
+        return self._hot
+
+    def local_cursor(self) -> duckdb.DuckDBPyConnection:
+        """This thread's cursor on the snapshot (kept for the thread's next request), with the
+        hot views registered. The caller must not close it; after a failure it calls
+        ``drop_local_cursor`` so the next request starts on a fresh one."""
+        cur = getattr(self._local, "cursor", None)
+        if cur is None:
+            cur = self.con.cursor()
+            for name, table in self.hot().items():
+                cur.register(name, table)
+            self._local.cursor = cur
+        return cur
+
+    def drop_local_cursor(self) -> None:
+        """Forget this thread's cursor (closing it), e.g. after a query failed on it."""
+        cur = getattr(self._local, "cursor", None)
+        self._local.cursor = None
+        if cur is not None:
+            try:
+                cur.close()
+            except duckdb.Error:
+                pass
 
     @property
     def id(self) -> str | None:

@@ -274,6 +274,48 @@ QUERIES = {
     "price history, one SKU": "/v1/prices/history?sku=Standard_ND96isr_H100_v5&region=eastus2",
     "calculator grid": "/v1/calc/grid",
 }
+LIST_QUERIES = [name for name in QUERIES if name != "calculator grid"]
+
+
+BARE_APP = """
+import os
+BODY = b"x" * int(os.environ["BARE_SIZE"])
+START = {"type": "http.response.start", "status": 200, "headers": [
+    (b"content-type", b"application/json"), (b"content-length", str(len(BODY)).encode())]}
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    await send(START)
+    await send({"type": "http.response.body", "body": BODY})
+"""
+
+
+def serve_bare(size: int, workers: int, work: Path) -> tuple[subprocess.Popen, str]:
+    """The hardware's limit on this stack: an ASGI app that returns a fixed body of ``size``
+    bytes, on the same uvicorn (uvloop, httptools) with the same worker count."""
+    (work / "bare_asgi.py").write_text(BARE_APP)
+    port = free_port()
+    proc = subprocess.Popen([BIN / "uvicorn", "bare_asgi:app", "--port", str(port), "--workers",
+                             str(workers), "--log-level", "warning", "--no-access-log"],
+                            cwd=work, env={**os.environ, "BARE_SIZE": str(size)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(base + "/", timeout=1).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise RuntimeError("bare ASGI app did not start")
+
+
+# Datasette's SQL for the costs query: the same rows (cost_input, exported), the same formula.
+DATASETTE_COSTS = ("select id, round, division, organization, system_name, model_id, scenario, "
+                   "result, total_accelerators, accelerator_id, availability, "
+                   "10.0 * total_accelerators / (result * 3600.0) * 1e6 as cost_per_million_tokens "
+                   "from cost_input where model_id = 'llama2-70b-99.9' and scenario = 'Interactive' "
+                   "and division = 'closed' and availability = 'available' order by id limit 100")
 
 
 def floor_ms(snapshot: Path) -> float:
@@ -302,6 +344,14 @@ def datasette_db(snapshot: Path, out: Path) -> Path:
     db.executemany(f"INSERT INTO mlperf_result VALUES ({', '.join('?' * len(cols))})",
                    [tuple(str(v) if hasattr(v, 'isoformat') else v for v in row) for row in rows])
     db.execute("CREATE INDEX ix ON mlperf_result (model_id, scenario)")
+    con = duckdb.connect(str(snapshot), read_only=True)
+    cur = con.execute("SELECT * FROM cost_input")
+    cols = [d[0] for d in cur.description]
+    rows = cur.fetchall()
+    con.close()
+    db.execute(f"CREATE TABLE cost_input ({', '.join(cols)})")
+    db.executemany(f"INSERT INTO cost_input VALUES ({', '.join('?' * len(cols))})", rows)
+    db.execute("CREATE INDEX ix_cost ON cost_input (model_id, scenario)")
     db.commit()
     db.close()
     return out
@@ -355,12 +405,27 @@ def main() -> None:
             finally:
                 stop(proc)
 
+        # ---- the limit: a bare ASGI app, same stack and worker count, a body of the same size
+        proc, base = serve(env, 1)
+        try:
+            size = len(httpx.get(base + QUERIES["filtered results (model+scenario)"],
+                                 timeout=30).content)
+        finally:
+            stop(proc)
+        proc, base = serve_bare(size, 1, work)
+        try:
+            results["bare_asgi"] = {"body_bytes": size}
+            for c in (16, 64):
+                print(f"bare ASGI c={c} …", file=sys.stderr)
+                results["bare_asgi"][c] = load(base + "/", c)
+        finally:
+            stop(proc)
+
         # ---- the same with the in-memory response cache off: every request runs its query
         proc, base = serve({**env, "PERFLEDGER_API_RESPONSE_CACHE": "0"}, 1)
         try:
             results["api_nocache"] = {}
-            for name in ("filtered results (model+scenario)", "costs at $10/accelerator-hour",
-                         "price history, one SKU"):
+            for name in LIST_QUERIES:
                 for c in CONCURRENCY:
                     print(f"api 1w no-cache {name} c={c} …", file=sys.stderr)
                     results["api_nocache"][f"{name}|{c}"] = load(base + QUERIES[name], c)
@@ -385,6 +450,11 @@ def main() -> None:
                     time.sleep(0.2)
             url = base + "/results/mlperf_result.json?model_id=deepseek-r1&scenario=Interactive&_shape=array"
             results["datasette"] = {c: load(url, c) for c in CONCURRENCY}
+            from urllib.parse import quote
+
+            url = base + "/results.json?_shape=array&sql=" + quote(DATASETTE_COSTS)
+            assert httpx.get(url, timeout=30).status_code == 200, "Datasette costs query"
+            results["datasette_costs"] = {c: load(url, c) for c in CONCURRENCY}
         finally:
             stop(ds)
 
@@ -417,11 +487,14 @@ def main() -> None:
         # cache off: each request runs its query, so the figures show the data's size
         proc, base = serve({**env_big, "PERFLEDGER_API_RESPONSE_CACHE": "0"}, 1)
         try:
-            results["api_100x"] = {
-                c: load(base + QUERIES["filtered results (model+scenario)"] + "&round=v6.1-s7", c)
-                for c in CONCURRENCY}
-            results["api_100x_history"] = {
-                c: load(base + QUERIES["price history, one SKU"], c) for c in CONCURRENCY}
+            results["api_100x"] = {}
+            for name in LIST_QUERIES:
+                for c in CONCURRENCY:
+                    print(f"api 100x no-cache {name} c={c} …", file=sys.stderr)
+                    # results: one synthetic round, so the page holds the rows it holds at 1x
+                    suffix = "&round=v6.1-s7" if name.startswith("filtered results") else ""
+                    results["api_100x"][f"{name}|{c}"] = load(base + QUERIES[name] + suffix, c)
+                    settle(base)
         finally:
             stop(proc)
     except BaseException as e:
@@ -431,6 +504,10 @@ def main() -> None:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
         results["finished"] = datetime.now(UTC).isoformat()
+        try:
+            results["targets"] = targets(results)
+        except KeyError as missing:  # a failed run: the figures it has are still written
+            results["targets_missing"] = str(missing)
         out_dir = REPO / "var" / "bench"
         out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / f"bench-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
@@ -439,13 +516,52 @@ def main() -> None:
     print(f"\nall figures: {path.relative_to(REPO)}")
 
 
+def targets(r: dict) -> list[dict]:
+    """Each goal of the speed issue as a measured ratio next to its limit."""
+    out: list[dict] = []
+
+    def line(name: str, value: float, goal: str, ok: bool) -> None:
+        out.append({"target": name, "value": round(value, 3), "goal": goal,
+                    "result": "pass" if ok else "miss"})
+
+    for label, ours, peer in (("filtered results", "filtered results (model+scenario)",
+                               "datasette"),
+                              ("costs", "costs at $10/accelerator-hour", "datasette_costs")):
+        for c in (1, 16):
+            u, d = r["api_nocache"][f"{ours}|{c}"], r[peer][c]
+            line(f"cold {label} c{c}: req/s vs Datasette", u["rps"] / d["rps"], ">= 2",
+                 u["rps"] / d["rps"] >= 2)
+            line(f"cold {label} c{c}: p99 vs Datasette", u["p99_ms"] / d["p99_ms"], "<= 1",
+                 u["p99_ms"] <= d["p99_ms"])
+    for c in (16, 64):
+        w, b = r["api"][f"1w|filtered results (model+scenario)|{c}"], r["bare_asgi"][c]
+        line(f"warm filtered results c{c}: req/s vs bare ASGI", w["rps"] / b["rps"], ">= 0.5",
+             w["rps"] / b["rps"] >= 0.5)
+    for key, x in r["api_100x"].items():
+        name, c = key.split("|")
+        base = r["api_nocache"][key]
+        line(f"100x {name} c{c}: p99 vs 1x (cold)", x["p99_ms"] / base["p99_ms"], "<= 2",
+             x["p99_ms"] <= 2 * base["p99_ms"])
+    full, unchanged = r["refresh_1x"], r["refresh_unchanged"]
+    line("refresh, full: wall s", full["wall_s"], "< 30", full["wall_s"] < 30)
+    line("refresh, no change: median wall s of 3", unchanged["wall_s"], "< 3",
+         unchanged["wall_s"] < 3)
+    peak = max(full["peak_rss_mb"], unchanged["peak_rss_mb"])
+    line("refresh: peak RSS MB of the refresh process", peak, "< 500", peak < 500)
+    return out
+
+
 def report(r: dict) -> str:
     m = r["machine"]
     lines = [f"## perfledger bench — {m['cores']} cores, {m['cpu']}",
              f"Python {m['python']}, duckdb {m['duckdb']}, fastapi {m['fastapi']}, "
              f"great-expectations {m['great_expectations']}, datasette {m['datasette']}, {m['wrk']}; "
              f"{r['settings']['repeats']} runs of {r['settings']['seconds']:.0f} s each, medians.", "",
-             "### Refresh (`perfledger refresh`, a new process each time)", "",
+             "### Targets (ratios in this run)", "", "| target | measured | goal | result |",
+             "|---|---|---|---|"]
+    lines += [f"| {t['target']} | {t['value']:.2f} | {t['goal']} | {t['result']} |"
+              for t in r.get("targets", [])]
+    lines += ["", "### Refresh (`perfledger refresh`, a new process each time)", "",
              "| run | status | wall s | stages (s) | peak RSS MB, largest process (whole tree) | snapshot MB |",
              "|---|---|---|---|---|---|"]
     for key in ("refresh_1x", "refresh_unchanged", "refresh_100x"):
@@ -491,18 +607,20 @@ def report(r: dict) -> str:
     p1 = r["api_nocache"]["filtered results (model+scenario)|1"]
     lines += ["", f"DuckDB alone, same query in process: median {r['floor_ms']:.2f} ms; uncached API p50 "
               f"at concurrency 1: {p1['p50_ms']:.2f} ms (x{p1['p50_ms'] / r['floor_ms']:.1f} the floor).", "",
-              "### 100x results, filtered query, 1 worker, response cache off (against 1x with the cache off)", "",
-              "| conc | req/s | p99 ms | p99 at 1x | ratio |", "|---|---|---|---|---|"]
-    for c, x in r["api_100x"].items():
-        base = r["api_nocache"][f"filtered results (model+scenario)|{c}"]
-        lines.append(f"| {c} | {x['rps']:.0f} | {x['p99_ms']:.1f} | {base['p99_ms']:.1f} | "
-                     f"{x['p99_ms'] / base['p99_ms']:.2f} |")
-    lines += ["", "### 100x price versions, price history for one SKU, 1 worker, response cache off (against 1x, cache off)", "",
-              "| conc | req/s | p99 ms | p99 at 1x | ratio |", "|---|---|---|---|---|"]
-    for c, x in r["api_100x_history"].items():
-        base = r["api_nocache"][f"price history, one SKU|{c}"]
-        lines.append(f"| {c} | {x['rps']:.0f} | {x['p99_ms']:.1f} | {base['p99_ms']:.1f} | "
-                     f"{x['p99_ms'] / base['p99_ms']:.2f} |")
+              "### 100x data, every list query, 1 worker, response cache off (against 1x, cache off)", "",
+              "| query | conc | req/s | p99 ms | p99 at 1x | ratio |", "|---|---|---|---|---|---|"]
+    for key, x in r["api_100x"].items():
+        name, c = key.split("|")
+        base = r["api_nocache"][key]
+        lines.append(f"| {name} | {c} | {x['rps']:.0f} | {x['p99_ms']:.1f} | "
+                     f"{base['p99_ms']:.1f} | {x['p99_ms'] / base['p99_ms']:.2f} |")
+    b = r["bare_asgi"]
+    lines += ["", f"Bare ASGI app (same uvicorn stack, 1 worker, a fixed {b['body_bytes']:,}-byte "
+              "body): " + ", ".join(f"c{c} {b[c]['rps']:.0f} req/s (p99 {b[c]['p99_ms']:.1f} ms)"
+                                    for c in (16, 64)) + ".",
+              "Datasette, costs SQL over the same rows (cost_input exported): "
+              + ", ".join(f"c{c} {x['rps']:.0f} req/s (p99 {x['p99_ms']:.1f} ms)"
+                          for c, x in r["datasette_costs"].items()) + "."]
     return "\n".join(lines)
 
 

@@ -59,5 +59,5 @@ def fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str,
 
 def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] | None = None):
     """The first column of the first row of a query (None when there is no row)."""
-    row = con.execute(sql, params or []).fetchone()
-    return row[0] if row else None
+    rows = con.execute(sql, params or []).fetchall()  # fetched whole: the cursor stays free
+    return rows[0][0] if rows else None

@@ -268,6 +268,29 @@ FROM price_catalog
 WHERE accelerators > 0 AND hourly_price IS NOT NULL
 """)
 
+view("cost_input",
+     "The inputs of every cost figure: each Tokens/s result of a system with accelerators, "
+     "with its premium over the same system's Offline throughput (Offline / this result, from "
+     "scenario_ratio; NULL for Offline rows and unpaired results).",
+     {"premium_vs_offline": "Offline result / this result (= this cost / the Offline cost); "
+                            "NULL for Offline rows and results with no Offline pair"})(
+"""
+SELECT r.id, r.round, r.division, r.organization, r.platform, r.system_name, r.model_id,
+       r.model_family, r.scenario, r.result, r.units, r.total_accelerators, r.accelerator_id,
+       r.availability, 1.0 / pr.ratio AS premium_vs_offline
+FROM mlperf_result r
+LEFT JOIN scenario_ratio pr ON pr.other_result_id = r.id AND NOT pr.flagged
+WHERE NOT r.is_power AND r.units = """ + TOKENS + """ AND r.total_accelerators > 0
+""")
+
+# Cost per million tokens from a rate per accelerator-hour: one formula for the views and the
+# API, over cost_input (aliased r).
+COST_PER_MILLION = "{rate} * r.total_accelerators / (r.result * 3600.0) * 1e6"
+COST_RESULT_COLUMNS = """r.id AS result_id, r.round, r.division, r.organization, r.platform,
+       r.system_name, r.model_id, r.model_family, r.scenario, r.result, r.units,
+       r.total_accelerators, r.accelerator_id, r.availability, r.premium_vs_offline"""
+
+
 view("cost_assumed_rate",
      "Cost per million tokens for every Tokens/s result at assumed $5, $10 and $15 per "
      "accelerator-hour: rate x accelerators / (tokens/s x 3600) x 1e6.",
@@ -278,23 +301,11 @@ SELECT r.id || ':' || CAST(rate AS VARCHAR) AS id, r.id AS result_id, r.round, r
        r.organization, r.platform, r.system_name, r.model_id, r.model_family, r.scenario,
        r.result, r.total_accelerators, r.accelerator_id, r.availability,
        rate AS rate_per_accelerator_hour,
-       rate * r.total_accelerators / (r.result * 3600.0) * 1e6 AS cost_per_million_tokens,
+       """ + COST_PER_MILLION.format(rate="rate") + """ AS cost_per_million_tokens,
        'assumed' AS price_basis, """ + _lit(basis(Evidence.measured, Evidence.assumption)) + """ AS basis,
        """ + ASSUMPTION + """ AS weakest_input
-FROM mlperf_result r, (VALUES """ + ", ".join(f"({r}::DOUBLE)" for r in ASSUMED_RATES) + """) AS rates(rate)
-WHERE NOT r.is_power AND r.units = """ + TOKENS + """ AND r.total_accelerators > 0
+FROM cost_input r, (VALUES """ + ", ".join(f"({r}::DOUBLE)" for r in ASSUMED_RATES) + """) AS rates(rate)
 """)
-
-# Cost per million tokens from a rate per accelerator-hour: one formula for the views and the API.
-COST_PER_MILLION = "{rate} * r.total_accelerators / (r.result * 3600.0) * 1e6"
-COST_RESULT_COLUMNS = """r.id AS result_id, r.round, r.division, r.organization, r.platform,
-       r.system_name, r.model_id, r.model_family, r.scenario, r.result, r.units,
-       r.total_accelerators, r.accelerator_id, r.availability,
-       1.0 / pr.ratio AS premium_vs_offline"""
-COST_RESULT_JOIN = "LEFT JOIN scenario_ratio pr ON pr.other_result_id = r.id AND NOT pr.flagged"
-COST_RESULT_WHERE = ("NOT r.is_power AND r.units = " + TOKENS
-                     + " AND r.total_accelerators > 0")
-
 
 def list_price_cost_sql(price_where: str, *, ask: str | None = None) -> str:
     """Cost per million tokens of Tokens/s results at the cheapest Azure price per
@@ -329,8 +340,7 @@ SELECT r.id || ':list_price:' || {region} || ':' || {offer} || ':' || {os_}
        {COST_PER_MILLION.format(rate="p.rate")} AS cost_per_million_tokens,
        {_lit(basis(Evidence.measured, Evidence.list_price))} AS basis,
        {LIST_PRICE} AS weakest_input
-FROM mlperf_result r {asked} {join} p ON p.accelerator_id = r.accelerator_id {COST_RESULT_JOIN}
-WHERE {COST_RESULT_WHERE}"""
+FROM cost_input r {asked} {join} p ON p.accelerator_id = r.accelerator_id"""
 
 
 view("list_price_cost",

@@ -116,6 +116,9 @@ class ListSQL:
     page: str
     params: list
     columns: list[str]
+    base: str = ""   # the relation's rows with the output columns, unfiltered
+    order: str = ""  # the ORDER BY list
+    narrow: str = ""  # the page's ids alone, from the relation without its source join
 
 
 def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
@@ -193,7 +196,13 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     inner = f"{base}{where_sql}"
     page = (f"SELECT {', '.join(_quote(c) for c in select_cols)} "  # noqa: S608
             f"FROM ({inner}) ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
-    return ListSQL(inner=inner, page=page, params=params, columns=select_cols)
+    narrow = ""
+    sort_cols = [k.lstrip("-+") for k in q.sort] + [tiebreak]
+    if tiebreak == "id" and not missing and all(c in own for c in sort_cols):
+        narrow = (f"SELECT t.id FROM {source} t{where_sql} ORDER BY "  # noqa: S608
+                  + ", ".join("t." + o for o in order) + " LIMIT ? OFFSET ?")
+    return ListSQL(inner=inner, page=page, params=params, columns=select_cols, base=base,
+                   order=", ".join(order), narrow=narrow)
 
 
 def _total(con: duckdb.DuckDBPyConnection, q: ListQuery, s: ListSQL, page_rows: int) -> int:
@@ -210,6 +219,27 @@ def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
     s = list_sql(con, q, have)
     rows = fetch_dicts(con, s.page, [*s.params, q.limit, q.offset])
     return _total(con, q, s, len(rows)), rows, s.columns
+
+
+def run_list_ids(con: duckdb.DuckDBPyConnection, q: ListQuery,
+                 have: frozenset[str] | None = None) -> tuple[int, list, list[str]]:
+    """Return (total rows matching, the ids of the page's rows in order, the column names):
+    the filter and the order without carrying the wide rows, for a caller that holds the
+    rows by id (``rows_by_id``). The relation needs an ``id`` column."""
+    s = list_sql(con, q, have)
+    sql = s.narrow or f"SELECT id FROM ({s.inner}) ORDER BY {s.order} LIMIT ? OFFSET ?"  # noqa: S608
+    ids = [r[0] for r in con.execute(sql, [*s.params, q.limit, q.offset]).fetchall()]
+    return _total(con, q, s, len(ids)), ids, s.columns
+
+
+def rows_by_id(con: duckdb.DuckDBPyConnection, q: ListQuery, ids: list,
+               have: frozenset[str] | None = None) -> list[dict]:
+    """The rows of ``q``'s relation with these ids, with the columns a page row has (in no
+    particular order); filters are not applied."""
+    plain = dataclasses.replace(q, equals={}, contains={}, ranges={}, where=[], sort=[])
+    s = list_sql(con, plain, have)
+    return fetch_dicts(con, f"SELECT {', '.join(_quote(c) for c in s.columns)} "  # noqa: S608
+                       f"FROM ({s.base}) b WHERE list_contains(?, b.id)", [*s.params, ids])
 
 
 def run_list_arrow(con: duckdb.DuckDBPyConnection, q: ListQuery,
@@ -312,17 +342,17 @@ class ResultFilter:
         for column, values in (("round", rounds), ("division", self.division),
                                ("availability", self.availability), ("scenario", self.scenario)):
             if values:
-                out.append((f"{alias}.{column} IN (SELECT unnest(?::VARCHAR[]))", [values]))
+                out.append((f"list_contains(?::VARCHAR[], {alias}.{column})", [values]))
         if self.organization:  # as people type them: nvidia finds NVIDIA
-            out.append((f"lower({alias}.organization) IN (SELECT unnest(?::VARCHAR[]))",
+            out.append((f"list_contains(?::VARCHAR[], lower({alias}.organization))",
                         [[v.strip().lower() for v in self.organization]]))
         if self.accelerator:  # an id, a published spelling or a short name (H200)
-            out.append((f"{alias}.accelerator_id IN (SELECT unnest(?::VARCHAR[]))",
+            out.append((f"list_contains(?::VARCHAR[], {alias}.accelerator_id)",
                         [Accelerators(tuple(self.accelerator))]))
         if self.model:
             models = [normalise_model(m) for m in self.model]
-            out.append((f"({alias}.model_id IN (SELECT unnest(?::VARCHAR[])) "
-                        f"OR {alias}.model_family IN (SELECT unnest(?::VARCHAR[])))",
+            out.append((f"(list_contains(?::VARCHAR[], {alias}.model_id) "
+                        f"OR list_contains(?::VARCHAR[], {alias}.model_family))",
                         [models, models]))
         return out
 
@@ -370,8 +400,8 @@ def results_query(f: ResultFilter, *, units: list[str], system: str | None,
     q = dataclasses.replace(f, accelerator=[]).query("mlperf_result", MlperfResultPublic)
     q.equals["units"] = units
     if accs:  # also the name as published, for spellings no id maps
-        q.where.append(("(t.accelerator_id IN (SELECT unnest(?::VARCHAR[])) OR "
-                        "lower(t.accelerator_model_name) IN (SELECT unnest(?::VARCHAR[])))",
+        q.where.append(("(list_contains(?::VARCHAR[], t.accelerator_id) OR "
+                        "list_contains(?::VARCHAR[], lower(t.accelerator_model_name)))",
                         [Accelerators(tuple(accs)), [a.strip().lower() for a in accs]]))
         q.known = f.known()
     if system:
@@ -440,8 +470,7 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     labelled ``assumption``. ``premium_vs_offline`` is this cost / the same system's Offline
     cost (= offline throughput / this throughput).
     """
-    select, joins = derived.COST_RESULT_COLUMNS, derived.COST_RESULT_JOIN
-    where = "WHERE " + derived.COST_RESULT_WHERE
+    select = derived.COST_RESULT_COLUMNS
     parts: list[str] = []
     params: list[object] = []
     if "list_price" in bases:
@@ -464,8 +493,7 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
                    a.rate AS rate_per_accelerator_hour, 'assumed' AS price_status,
                    {derived.COST_PER_MILLION.format(rate="a.rate")} AS cost_per_million_tokens,
                    ? AS basis
-            FROM mlperf_result r CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS rate) a {joins}
-            {where}""")
+            FROM cost_input r CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS rate) a""")
         params += [basis(Evidence.measured, Evidence.assumption), rates]
     if not parts:
         raise QueryError("basis must be list_price and/or assumed", param="basis")
@@ -491,8 +519,8 @@ def claims_query(*, vendor: list[str], evidence: list[str], metric: list[str], m
         "vendor": vendor, "metric": metric, "evidence": evidence}, casefold=("vendor",))
     if model:
         models = [normalise_model(m) for m in model]
-        q.where.append(("(t.model IN (SELECT unnest(?::VARCHAR[])) "
-                        "OR t.model_family IN (SELECT unnest(?::VARCHAR[])))", [models, models]))
+        q.where.append(("(list_contains(?::VARCHAR[], t.model) "
+                        "OR list_contains(?::VARCHAR[], t.model_family))", [models, models]))
     if product:
         q.contains["product"] = product
     return q
@@ -542,7 +570,7 @@ def prices_query(*, sku: list[str], accelerator: list[str], region: list[str],
         casefold=("arm_sku_name", "arm_region_name"))
     q.where.append(_valid_at(as_of))
     if accelerator:
-        q.where.append(("t.accelerator_id IN (SELECT unnest(?::VARCHAR[]))",
+        q.where.append(("list_contains(?::VARCHAR[], t.accelerator_id)",
                         [Accelerators(tuple(accelerator))]))
         q.known.append(Known("accelerator", tuple(accelerator),
                              "SELECT DISTINCT accelerator_id FROM price_catalog ORDER BY 1"))

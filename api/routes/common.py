@@ -16,6 +16,7 @@ from api.responses import (
     Format,
     ResponseCache,
     cache_headers,
+    encode_row,
     item_response,
     list_response,
     not_modified,
@@ -29,8 +30,10 @@ from warehouse.queries import (
     ResultFilter,
     empty_hint,
     relation_columns,
+    rows_by_id,
     run_list,
     run_list_arrow,
+    run_list_ids,
 )
 from warehouse.settings import Settings
 from warehouse.vocabulary import (
@@ -164,25 +167,56 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
     hit = memo.get(headers["ETag"])
     if hit is not None:
         return hit
-    con = opened.con.cursor()
+    con = opened.local_cursor()
     arrow = None
     try:
         key = ("columns", q.relation)
         if q.subquery is None and key not in opened.cache:
             opened.cache[key] = relation_columns(con, q.relation)
-        if pick_format(request, p.format) is Format.parquet:  # typed by the database's schema
+        fmt = pick_format(request, p.format)
+        rows: list[dict] = []
+        encoded: list[bytes] | None = None
+        if fmt is Format.parquet:  # typed by the database's schema
             total, table, cols = run_list_arrow(con, q, opened.cache.get(key))
-            rows: list[dict] = []
             arrow = for_parquet(table, {n: f.description or "" for n, f in
                                         q.public.model_fields.items()})
+        elif fmt is Format.json and not q.columns and q.subquery is None \
+                and "id" in q.output_columns:
+            total, encoded, cols = _page_from_row_store(con, opened, q, opened.cache.get(key))
+            if encoded is None:
+                total, rows, cols = run_list(con, q, opened.cache.get(key))
         else:
             total, rows, cols = run_list(con, q, opened.cache.get(key))
         hint = empty_hint(con, q) if total == 0 else None
-    finally:
-        con.close()
+    except BaseException:  # a failed query may leave the cursor busy: the next one is fresh
+        opened.drop_local_cursor()
+        raise
     return list_response(request, opened, total=total, rows=rows, columns=cols, limit=p.limit,
                          offset=p.offset, fmt=p.format, max_age=max_age, cache=memo, hint=hint,
-                         arrow=arrow)
+                         arrow=arrow, encoded=encoded)
+
+
+ROW_STORE_SIZE = 200_000  # encoded rows kept per snapshot (≈ 1-2 KB each), all relations
+
+
+def _page_from_row_store(con, opened: Opened, q: ListQuery,
+                         have: frozenset[str] | None) -> tuple[int, list[bytes] | None, list[str]]:
+    """A JSON page as the page's ids (a narrow query) and each row's JSON, encoded once per
+    snapshot: a snapshot never changes, so a row's bytes never do. ``None`` rows when the page's
+    ids are not unique (the caller then runs the whole query)."""
+    total, ids, cols = run_list_ids(con, q, have)
+    if len(set(ids)) != len(ids):
+        return total, None, cols
+    store: dict = opened.cache.setdefault(("rows", q.relation, q.public), {})
+    missing = [i for i in ids if i not in store]
+    if missing:
+        if sum(len(v) for k, v in opened.cache.items() if k[0] == "rows") > ROW_STORE_SIZE:
+            for k in [k for k in opened.cache if k[0] == "rows"]:
+                opened.cache[k] = {}
+            store = opened.cache[("rows", q.relation, q.public)]
+        for row in rows_by_id(con, q, missing, have):
+            store[row["id"]] = encode_row(row, cols)
+    return total, [store[i] for i in ids], cols
 
 
 def render_item(request: Request, opened: Opened, payload: dict, *, memo: bool = False) -> Response:

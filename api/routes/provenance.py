@@ -110,4 +110,4 @@ def meta(request: Request) -> Response:
     """Rounds, models, organizations, scenarios, accelerators, regions and evidence labels."""
     with snapshot(request) as (opened, con):
         payload = queries.meta(con)
-    return render_item(request, opened, payload)
+    return render_item(request, opened, payload, memo=True)
