@@ -2,14 +2,26 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const fmt = (x, d = 2) => x == null ? "" : Number(x).toLocaleString("en-US", {maximumFractionDigits: d, minimumFractionDigits: d});
+const num = (x, d = 2) => x == null ? "" : Number(x).toLocaleString("en-US", {maximumFractionDigits: d, minimumFractionDigits: d});
 const whole = (x) => x == null ? "" : Math.round(x).toLocaleString("en-US");
 const esc = (s) => String(s ?? "").replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]));
 const link = (href, text) => `<a href="${esc(href)}">${esc(text)}</a>`;
-const DEFAULTS = {model: "deepseek-r1", round: "", scenario: "Interactive", basis: "list_price",
-                  region: "eastus2", rate: "10", sku: "Standard_ND96isr_H100_v5"};
-// Colour-blind-safe palette; bars also carry text labels so greyscale prints stay readable.
-const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"];
+const DEFAULTS = {model: "deepseek-r1", round: "", scenario: "Interactive", division: "closed",
+                  availability: "available", basis: "assumed", rate: "10", region: "eastus2",
+                  all: "", answer: "500", accelerator: "", sku: "Standard_ND96isr_H100_v5"};
+const CHOICES = {scenario: ["Interactive", "Server", "Offline"], division: ["closed", "open", "all"],
+                 availability: ["available", "preview", "rdi", "all"], basis: ["assumed", "list_price"],
+                 all: ["", "1"]};
+const TOP = 15;  // bars per chart unless "show every system"
+// Colour-blind-safe (Okabe-Ito, then Tol's muted); every bar also carries a pattern and a text
+// label, so greyscale prints stay readable.
+const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000",
+                 "#882255", "#44AA99", "#999933", "#332288", "#AA4499"];
+const PATTERNS = ["", "/", ".", "x", "\\", "+", "-", "|"];
+let META = {models: [], model_families: [], rounds: [], regions: [], accelerators: []};
+const colourOf = new Map();
+
+// ------------------------------------------------------------------ state in the URL
 
 function state() {
   const q = new URLSearchParams(location.search);
@@ -22,6 +34,27 @@ function setState(patch) {
   history.replaceState(null, "", q.toString() ? `?${q}` : location.pathname);
   render();
 }
+
+// Bad URL parameters fall back to the defaults, and the page says which.
+function checked(s, skus) {
+  const notes = [], out = {...s};
+  const known = {
+    model: META.models.length ? [...META.models, ...META.model_families] : null,
+    round: ["", ...META.rounds], region: META.regions.length ? META.regions : null,
+    accelerator: ["", ...META.accelerators], sku: skus.length ? skus : null, ...CHOICES};
+  for (const [k, allowed] of Object.entries(known)) {
+    if (allowed && !allowed.includes(out[k])) {
+      notes.push(`${k}=${out[k]} is not known here; showing ${DEFAULTS[k] || "the default"}`);
+      out[k] = DEFAULTS[k];
+    }
+  }
+  if (!(Number(out.rate) > 0)) { notes.push(`rate=${out.rate} is not a positive number; showing ${DEFAULTS.rate}`); out.rate = DEFAULTS.rate; }
+  const n = Number(out.answer);
+  if (!(Number.isInteger(n) && n >= 1 && n <= 100000)) { notes.push(`answer=${out.answer} is not a whole number of tokens from 1 to 100,000; showing ${DEFAULTS.answer}`); out.answer = DEFAULTS.answer; }
+  return {s: out, notes};
+}
+
+// ------------------------------------------------------------------ API
 
 async function api(path) {
   const r = await fetch(path, {headers: {Accept: "application/json"}});
@@ -40,150 +73,422 @@ async function all(path) {
   return rows;
 }
 
-function fill(select, values, chosen, label = (v) => v) {
-  select.innerHTML = values.map((v) => `<option value="${esc(v)}">${esc(label(v))}</option>`).join("");
-  if (values.includes(chosen)) select.value = chosen;
+// The filters every section over MLPerf results shares.
+function common(s, extra = {}) {
+  const q = new URLSearchParams({model: s.model, division: s.division, availability: s.availability, ...extra});
+  if (s.round) q.set("round", s.round);
+  return q;
 }
 
-function chart(id, traces, layout) {
+function csv(id, path) {
+  const u = new URL(path, location.origin);
+  u.searchParams.set("format", "csv");
+  $(id).href = u.pathname + u.search;
+}
+
+// ------------------------------------------------------------------ formatting
+
+function when(iso) {
+  if (!iso) return "";
+  const d = new Date(iso);
+  return isNaN(d) ? String(iso) : d.toLocaleString("en-GB", {dateStyle: "medium", timeStyle: "short", timeZone: "UTC"}) + " UTC";
+}
+
+function day(iso) {
+  if (!iso) return "";
+  const d = new Date(iso);
+  return isNaN(d) ? String(iso) : d.toLocaleDateString("en-GB", {dateStyle: "medium", timeZone: "UTC"});
+}
+
+const SI = [[1e18, "E"], [1e15, "P"], [1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
+
+// A claim's value in the units people read: PFLOP/s, $ per million tokens, tokens/s, ×.
+function human(value, unit, metric = "") {
+  if (value == null) return "";
+  if (unit === "FLOP/s") {
+    const [f, p] = SI.find(([f]) => Math.abs(value) >= f) || [1, ""];
+    return `${num(value / f, value / f < 10 ? 2 : 0)} ${p}FLOP/s`;
+  }
+  if (unit === "USD" && metric.includes("per_million")) {
+    const what = metric.includes("input") ? "input" : metric.includes("output") ? "output" : "";
+    return `$${num(value, 2)} per million ${what} tokens`.replace("  ", " ");
+  }
+  if (unit === "USD") return `$${num(value, 2)}`;
+  if (unit === "tokens/s") return `${whole(value)} tokens/s${metric.includes("per_user") ? " per user" : ""}`;
+  if (unit === "x") return `${num(value, value < 10 ? 2 : 0)}×`;
+  return `${num(value, value < 10 ? 2 : 0)} ${unit ?? ""}`;
+}
+
+const words = (metric) => String(metric ?? "").replace(/_/g, " ");
+const system = (r) => `${r.organization}: ${r.system_name}`;
+const short = (text, n = 34) => text.length > n ? text.slice(0, n - 1) + "…" : text;
+const accel = (r) => r.total_accelerators ? `${r.accelerator_id || r.accelerator_model_name || "mixed"} × ${r.total_accelerators}` : "CPU only";
+
+function empty(id, html) {
+  $(id).hidden = !html;
+  $(id).innerHTML = html || "";
+}
+
+function rowsOrNone(table, html, cols, none) {
+  $(table).tBodies[0].innerHTML = html || `<tr><td colspan="${cols}" class="none">${esc(none)}</td></tr>`;
+  resort($(table));
+}
+
+const widen = (s) => (s.division !== "all" || s.availability !== "all")
+  ? " Division and availability default to closed + available (what a buyer can get): set both to <em>all</em> to include open-division, preview and research systems." : "";
+
+// ------------------------------------------------------------------ charts
+
+function colour(acc) {
+  if (!colourOf.has(acc)) colourOf.set(acc, colourOf.size);
+  const i = colourOf.get(acc);
+  return {color: PALETTE[i % PALETTE.length], pattern: {shape: PATTERNS[Math.floor(i / PALETTE.length) % PATTERNS.length] || PATTERNS[i % PATTERNS.length]}};
+}
+
+function plot(id, traces, layout) {
   if (!window.Plotly) { $(id).textContent = "(chart library not loaded)"; return; }
-  Plotly.react(id, traces, {margin: {t: 20, r: 10, b: 120, l: 60}, font: {size: 12},
-                            legend: {orientation: "h"}, ...layout},
+  $(id).hidden = false;
+  Plotly.react(id, traces, {margin: {t: 36, r: 20, b: 60, l: 10}, font: {size: 12},
+                            legend: {orientation: "h", y: -0.2}, ...layout},
                {displaylogo: false, responsive: true});
 }
 
-function byAccelerator(rows) {
-  const groups = new Map();
-  rows.forEach((r) => {
-    const key = r.accelerator_id || r.accelerator_model_name || "mixed / none";
-    if (!groups.has(key)) groups.set(key, []);
-    groups.get(key).push(r);
-  });
-  return [...groups.entries()];
+function hide(id) {
+  if (window.Plotly) Plotly.purge(id);
+  $(id).hidden = true;
 }
 
+// Horizontal bars, one per row, best first; short names on the axis, full names on hover;
+// coloured (and patterned) by accelerator; the top TOP unless every system is asked for.
+function bars(id, rows, o) {
+  const shown = o.all ? rows : rows.slice(0, TOP);
+  if (!shown.length) { hide(id); return; }
+  const keys = shown.map((r) => r.id);
+  const groups = new Map();
+  shown.forEach((r) => {
+    const acc = r.accelerator_id || r.accelerator_model_name || "mixed / none";
+    if (!groups.has(acc)) groups.set(acc, []);
+    groups.get(acc).push(r);
+  });
+  const traces = [...groups.entries()].map(([acc, rs]) => ({
+    type: "bar", orientation: "h", name: acc, y: rs.map((r) => r.id), x: rs.map(o.value),
+    text: rs.map((r) => o.fmt(o.value(r))), textposition: "outside", cliponaxis: false,
+    marker: {...colour(acc), line: {color: "#1a1a1a", width: 0.5}},
+    hovertext: rs.map((r) => `${system(r)}<br>${accel(r)} · ${r.division ?? ""} · ${r.availability ?? ""}<br>${o.fmt(o.value(r))}`),
+    hoverinfo: "text"}));
+  const more = rows.length > shown.length ? ` — top ${shown.length} of ${rows.length}; tick “show every system” for all` : "";
+  plot(id, traces, {
+    height: 110 + 26 * shown.length,
+    title: {text: `${o.title}${more}`, x: 0, font: {size: 13}},
+    barmode: "overlay", bargap: 0.25,
+    xaxis: {title: {text: o.axis}, rangemode: "tozero", automargin: true, type: o.log ? "log" : "linear"},
+    yaxis: {title: {text: "System (organization: name)"}, automargin: true, type: "category",
+            categoryorder: "array", categoryarray: [...keys].reverse(), tickmode: "array",
+            tickvals: keys, ticktext: shown.map((r) => short(system(r)))},
+    showlegend: groups.size > 1});
+}
+
+// ------------------------------------------------------------------ sortable tables
+
+function sortable(table) {
+  [...table.tHead.rows[0].cells].forEach((th, i) => {
+    th.innerHTML = `<button type="button">${th.innerHTML}</button>`;
+    th.querySelector("button").addEventListener("click", () => {
+      const dir = th.getAttribute("aria-sort") === "ascending" ? "descending" : "ascending";
+      [...table.tHead.rows[0].cells].forEach((c) => c.removeAttribute("aria-sort"));
+      th.setAttribute("aria-sort", dir);
+      table.dataset.sortCol = i;
+      resort(table);
+    });
+  });
+}
+
+function cellKey(td) {
+  const raw = td?.dataset.v ?? td?.textContent ?? "";
+  const n = Number(String(raw).replace(/[,$×\s]/g, ""));
+  return raw !== "" && !isNaN(n) ? n : String(raw).toLowerCase();
+}
+
+function resort(table) {
+  const i = table.dataset.sortCol;
+  if (i === undefined) return;
+  const th = table.tHead.rows[0].cells[i], sign = th.getAttribute("aria-sort") === "descending" ? -1 : 1;
+  const body = table.tBodies[0], rows = [...body.rows];
+  if (rows.length < 2 || rows[0].cells.length < 2) return;
+  rows.sort((a, b) => {
+    const x = cellKey(a.cells[i]), y = cellKey(b.cells[i]);
+    if (x === y) return 0;
+    if (typeof x !== typeof y) return typeof x === "number" ? -1 : 1;
+    return (x < y ? -1 : 1) * sign;
+  });
+  rows.forEach((r) => body.appendChild(r));
+}
+
+// ------------------------------------------------------------------ sections
+
 async function ratios(s) {
-  const q = new URLSearchParams({model: s.model, scenario: s.scenario === "Offline" ? "Interactive" : s.scenario,
-                                 sort: "-ratio", limit: "1000"});
-  if (s.round) q.set("round", s.round);
-  const rows = await all(`/v1/ratios?${q}`);
-  const body = $("ratios-table").tBodies[0];
-  body.innerHTML = rows.length ? rows.map((r) => `<tr>
-      <td>${esc(r.system_name)}</td><td>${esc(r.organization)}</td>
-      <td>${esc(r.accelerator_id || r.accelerator_model_name)} × ${r.total_accelerators ?? "?"}</td>
+  const scenario = s.scenario === "Offline" ? "Interactive" : s.scenario;
+  const path = `/v1/ratios?${common(s, {scenario, sort: "-ratio", limit: "1000"})}`;
+  csv("ratios-csv", path);
+  const rows = await all(path);
+  rowsOrNone("ratios-table", rows.map((r) => `<tr>
+      <td>${esc(r.system_name)}</td><td>${esc(r.organization)}</td><td>${esc(accel(r))}</td>
+      <td>${esc(r.division)}</td><td>${esc(r.availability)}</td>
       <td>${esc(r.scenario)}${r.flagged ? " (flagged)" : ""}</td>
-      <td class="num" data-testid="ratio">${link(`/v1/ratios?model=${encodeURIComponent(r.model_id)}&organization=${encodeURIComponent(r.organization)}&scenario=${r.scenario}`, fmt(r.ratio))}</td>
-      <td class="num">${link(`/v1/results/${r.offline_result_id}`, whole(r.offline_result))}</td>
-      <td class="num">${link(`/v1/results/${r.other_result_id}`, whole(r.other_result))}</td>
-      <td>${esc(r.other_units)}</td></tr>`).join("")
-    : `<tr><td colspan="8" class="none">No system has both an Offline and a ${esc(s.scenario)} result for ${esc(s.model)}.</td></tr>`;
-  chart("ratios-chart", byAccelerator(rows).map(([acc, rs], i) => ({
-    type: "bar", name: acc, x: rs.map((r) => `${r.organization}: ${r.system_name}`.slice(0, 60)),
-    y: rs.map((r) => r.ratio), text: rs.map((r) => fmt(r.ratio)), textposition: "outside",
-    marker: {color: PALETTE[i % PALETTE.length], pattern: {shape: ["", "/", ".", "x", "-", "+"][i % 6]}},
-    hovertext: rs.map((r) => `offline ${whole(r.offline_result)} → ${r.scenario.toLowerCase()} ${whole(r.other_result)} ${r.other_units}`),
-    hoverinfo: "text+name"})), {yaxis: {title: "ratio", rangemode: "tozero"}});
+      <td class="num" data-testid="ratio" data-v="${r.ratio}">${link(`/v1/ratios?model=${encodeURIComponent(r.model_id)}&organization=${encodeURIComponent(r.organization)}&scenario=${r.scenario}&division=all&availability=all`, num(r.ratio))}</td>
+      <td class="num" data-v="${r.offline_result}">${link(`/v1/results/${r.offline_result_id}`, whole(r.offline_result))}</td>
+      <td class="num" data-v="${r.other_result}">${link(`/v1/results/${r.other_result_id}`, whole(r.other_result))}</td>
+      <td>${esc(r.other_units)}</td></tr>`).join(""), 10, "No rows.");
+  empty("ratios-empty", rows.length ? "" : `No system in this view has both an Offline and a ${esc(scenario)} result for ${esc(s.model)}.${widen(s)}`);
+  bars("ratios-chart", rows, {value: (r) => r.ratio, fmt: (v) => num(v), all: s.all,
+       title: `${scenario} ÷ Offline throughput, ${s.model} (evidence: measured results; derived ratio)`,
+       axis: `${scenario} ÷ Offline throughput (ratio)`});
 }
 
 async function costs(s) {
-  const q = new URLSearchParams({model: s.model, scenario: s.scenario, basis: s.basis, limit: "1000",
-                                 sort: "cost_per_million_tokens"});
-  if (s.round) q.set("round", s.round);
-  if (s.basis === "assumed") q.set("rate", s.rate); else q.set("region", s.region);
+  const extra = {scenario: s.scenario, basis: s.basis, sort: "cost_per_million_tokens", limit: "1000"};
+  if (s.basis === "assumed") extra.rate = s.rate; else extra.region = s.region;
+  const path = `/v1/costs?${common(s, extra)}`;
+  csv("costs-csv", path);
   $("costs-note").textContent = s.basis === "assumed"
-    ? `At an assumed $${s.rate} per accelerator-hour (evidence: assumption).`
+    ? `At an assumed $${s.rate} per accelerator-hour (evidence: assumption), for every Tokens/s result of the view.`
     : `At the cheapest current Azure on-demand Linux price per accelerator-hour in ${s.region} (evidence: list_price); systems whose accelerator Azure does not rent there show "no price".`;
-  const rows = await all(`/v1/costs?${q}`);
-  $("costs-table").tBodies[0].innerHTML = rows.length ? rows.map((r) => `<tr>
-      <td>${esc(r.organization)}: ${esc(r.system_name)}</td><td>${esc(r.accelerator_id ?? "—")}</td>
+  const rows = await all(path);
+  rowsOrNone("costs-table", rows.map((r) => `<tr>
+      <td>${esc(system(r))}</td><td>${esc(r.accelerator_id ?? "—")}</td>
+      <td>${esc(r.division)}</td><td>${esc(r.availability)}</td>
       <td class="num">${r.total_accelerators}</td>
-      <td class="num">${link(`/v1/results/${r.result_id}`, whole(r.result))}</td>
-      <td class="num">${r.rate_per_accelerator_hour == null ? "" : fmt(r.rate_per_accelerator_hour)}</td>
-      <td class="num" data-testid="cost">${r.cost_per_million_tokens == null ? '<span class="none">no price</span>' : fmt(r.cost_per_million_tokens, 3)}</td>
-      <td>${esc(r.basis)}</td></tr>`).join("")
-    : `<tr><td colspan="7" class="none">No Tokens/s result for ${esc(s.model)} ${esc(s.scenario)}.</td></tr>`;
+      <td class="num" data-v="${r.result}">${link(`/v1/results/${r.result_id}`, whole(r.result))}</td>
+      <td class="num" data-v="${r.rate_per_accelerator_hour ?? ""}">${r.rate_per_accelerator_hour == null ? "" : num(r.rate_per_accelerator_hour)}</td>
+      <td class="num" data-testid="cost" data-v="${r.cost_per_million_tokens ?? ""}">${r.cost_per_million_tokens == null ? '<span class="none">no price</span>' : num(r.cost_per_million_tokens, 3)}</td>
+      <td>${esc(r.sku ? `${r.sku}${r.reservation_term ? " · " + r.reservation_term : ""}` : r.price_basis === "assumed" ? "assumed rate" : "")}</td>
+      <td>${esc(r.basis)}</td></tr>`).join(""), 10, "No rows.");
   const priced = rows.filter((r) => r.cost_per_million_tokens != null);
-  chart("costs-chart", byAccelerator(priced).map(([acc, rs], i) => ({
-    type: "bar", name: acc, x: rs.map((r) => `${r.organization}: ${r.system_name}`.slice(0, 60)),
-    y: rs.map((r) => r.cost_per_million_tokens), text: rs.map((r) => fmt(r.cost_per_million_tokens, 3)),
-    textposition: "outside", marker: {color: PALETTE[i % PALETTE.length]}})),
-    {yaxis: {title: "USD per million tokens", rangemode: "tozero"}});
+  if (!rows.length) {
+    empty("costs-empty", `No Tokens/s result for ${esc(s.model)} ${esc(s.scenario)} in this view.${widen(s)}`);
+  } else if (!priced.length) {
+    empty("costs-empty", `No accelerator in this view has an Azure list price in ${esc(s.region)} — switch the price basis to an assumed rate<button type="button" id="use-assumed">Use an assumed rate</button>, or choose another region.`);
+    $("use-assumed").addEventListener("click", () => setState({basis: "assumed"}));
+  } else {
+    empty("costs-empty", "");
+  }
+  const evidence = s.basis === "assumed" ? "measured + assumption" : "measured + list_price";
+  bars("costs-chart", priced, {value: (r) => r.cost_per_million_tokens, fmt: (v) => `$${num(v, 3)}`, all: s.all,
+       title: `Cheapest first, ${s.model} ${s.scenario} (evidence: derived: ${evidence})`,
+       axis: "USD per million tokens"});
+}
+
+async function latency(s) {
+  const scenario = s.scenario === "Offline" ? "Interactive" : s.scenario;
+  const path = `/v1/latency-bounds?${common(s, {scenario, answer_tokens: s.answer, sort: "-max_concurrent_streams", limit: "1000"})}`;
+  csv("latency-csv", path);
+  const rows = await all(path);
+  const rules = [...new Map(rows.map((r) => [`${r.ttft_ms}|${r.tpot_ms}`, r])).values()];
+  $("latency-rule").textContent = rules.length ? rules.map((r) =>
+    `${r.round} ${r.model_family} ${r.scenario}: TTFT ≤ ${num(r.ttft_ms, 0)} ms, TPOT ≤ ${num(r.tpot_ms, 0)} ms, so every stream got at least ${num(r.min_tokens_per_s_per_user, 1)} tokens/s (${r.rule_basis ?? "MLPerf rules"}).`).join(" ")
+    + (s.scenario === "Offline" ? " Offline has no latency limit: showing Interactive." : "") : "";
+  rowsOrNone("latency-table", rows.map((r) => `<tr>
+      <td>${esc(system(r))}</td><td>${esc(accel(r))}</td><td>${esc(r.division)}</td><td>${esc(r.availability)}</td>
+      <td class="num" data-v="${r.result}">${link(`/v1/results/${r.result_id}`, whole(r.result))}</td>
+      <td class="num" data-testid="floor" data-v="${r.min_tokens_per_s_per_user}">${num(r.min_tokens_per_s_per_user, 1)}</td>
+      <td class="num" data-testid="streams" data-v="${r.max_concurrent_streams}">${whole(r.max_concurrent_streams)}</td>
+      <td class="num" data-testid="answer" data-v="${r.answer_seconds}">${num(r.answer_seconds, 1)}</td>
+      <td>${link(`/v1/rules?model=${encodeURIComponent(r.model_family)}&scenario=${r.scenario}`, `TTFT ${num(r.ttft_ms, 0)} ms · TPOT ${num(r.tpot_ms, 0)} ms`)}</td></tr>`).join(""), 9, "No rows.");
+  empty("latency-empty", rows.length ? "" : `No ${esc(scenario)} Tokens/s result with a latency limit for ${esc(s.model)} in this view.${widen(s)}`);
+  bars("latency-chart", rows, {value: (r) => r.max_concurrent_streams, fmt: (v) => whole(v), all: s.all,
+       title: `Concurrent streams at the per-user floor, ${s.model} ${scenario} (evidence: derived: measured + benchmark_rule)`,
+       axis: "concurrent streams (throughput × TPOT)"});
+}
+
+async function trends(s) {
+  const scenario = s.scenario;
+  const every = await all(`/v1/trends?${new URLSearchParams({model: s.model, scenario, division: s.division, availability: s.availability, limit: "1000"})}`);
+  const rounds = new Map();
+  every.forEach((r) => rounds.set(r.accelerator_id, (rounds.get(r.accelerator_id) || 0) + 1));
+  const accs = [...rounds.keys()].sort((a, b) => rounds.get(b) - rounds.get(a) || a.localeCompare(b));
+  const chosen = accs.includes(s.accelerator) ? s.accelerator : (accs[0] ?? "");
+  const sel = $("accelerator");
+  sel.innerHTML = accs.map((a) => `<option value="${esc(a)}">${esc(a)} (${rounds.get(a)} round${rounds.get(a) > 1 ? "s" : ""})</option>`).join("");
+  sel.value = chosen;
+  const q = new URLSearchParams({model: s.model, scenario, division: s.division, availability: s.availability, limit: "1000"});
+  if (chosen) q.set("accelerator", chosen);
+  csv("trends-csv", `/v1/trends?${q}`);
+  const rows = every.filter((r) => r.accelerator_id === chosen);
+  rowsOrNone("trends-table", rows.map((r) => `<tr>
+      <td>${esc(r.round)}</td><td>${esc(r.accelerator_id)}</td>
+      <td class="num" data-testid="per-accelerator" data-v="${r.per_accelerator}">${link(`/v1/results/${r.result_id}`, num(r.per_accelerator, 1))}</td>
+      <td>${esc(r.units)}</td><td>${esc(r.system_name)}</td><td>${esc(r.organization)}</td>
+      <td>${esc(r.division)}</td><td>${esc(r.availability)}</td>
+      <td class="num" data-v="${r.change_vs_previous ?? ""}">${r.change_vs_previous == null ? '<span class="none">first round</span>' : (r.change_vs_previous >= 0 ? "+" : "") + num(r.change_vs_previous * 100, 1) + " %"}</td></tr>`).join(""), 9, "No rows.");
+  empty("trends-empty", rows.length ? "" : `No accelerator has a ${esc(scenario)} result for ${esc(s.model)} in this view.${widen(s)}`);
+  if (!rows.length) { hide("trends-chart"); return; }
+  const units = [...new Set(rows.map((r) => r.units))];
+  plot("trends-chart", units.map((u, i) => {
+    const rs = rows.filter((r) => r.units === u);
+    return {type: "scatter", mode: "lines+markers+text", name: `${chosen} (${u})`, x: rs.map((r) => r.round),
+            y: rs.map((r) => r.per_accelerator), text: rs.map((r) => num(r.per_accelerator, 0)), textposition: "top center",
+            marker: {size: 11, symbol: ["circle", "square", "diamond"][i % 3], ...{color: colour(chosen).color}},
+            hovertext: rs.map((r) => `${r.round}: ${num(r.per_accelerator, 1)} ${r.units} per accelerator<br>${system(r)} (${r.total_accelerators} accelerators)`),
+            hoverinfo: "text"};
+  }), {height: 360, title: {text: `${chosen}: best per accelerator by round, ${s.model} ${scenario} (evidence: measured)`, x: 0, font: {size: 13}},
+       xaxis: {title: {text: "MLPerf round"}, type: "category"},
+       yaxis: {title: {text: `${units.join(", ")} per accelerator`}, rangemode: "tozero", automargin: true}});
+}
+
+// The measured counterpart of a speed claim: the same accelerator and model when MLPerf has
+// it; else, for a per-user claim, the per-user speed MLPerf's Interactive limit guarantees.
+async function counterpart(r, round) {
+  if (r.closest_result != null) {
+    return {value: r.closest_result, text: `${whole(r.closest_result)} tokens/s, best ${r.closest_scenario} system (measured)`, href: `/v1/results/${r.closest_result_id}`};
+  }
+  if (!r.model) return null;
+  const floors = await api(`/v1/latency-bounds?${new URLSearchParams({model: r.model, scenario: "Interactive", round, division: "all", availability: "all", limit: "1"})}`);
+  const f = floors.rows[0];
+  if (!f) return null;
+  return {value: f.min_tokens_per_s_per_user, text: `${num(f.min_tokens_per_s_per_user, 1)} tokens/s per user, MLPerf Interactive floor for ${f.model_family} (benchmark rule)`, href: `/v1/latency-bounds?model=${encodeURIComponent(f.model_family)}&scenario=Interactive&round=${round}`};
+}
+
+async function priceCounterpart(r, s, round) {
+  if (!r.model) return null;
+  const c = await api(`/v1/costs?${new URLSearchParams({model: r.model, round, basis: "assumed", rate: s.rate, sort: "cost_per_million_tokens", limit: "1"})}`);
+  const x = c.rows[0];
+  return x ? {value: x.cost_per_million_tokens, text: `$${num(x.cost_per_million_tokens, 3)} per million tokens, cheapest measured system at an assumed $${s.rate}/accelerator-hour`, href: `/v1/results/${x.result_id}`} : null;
 }
 
 async function claims(s) {
-  const q = new URLSearchParams({limit: "1000", sort: "vendor"});
-  if (s.round) q.set("round", s.round);
-  const rows = await all(`/v1/claim-checks?${q}`);
-  $("claims-table").tBodies[0].innerHTML = rows.map((r) => `<tr>
-      <td>${link(`/v1/claims/${r.claim_id}`, `${r.vendor}: ${r.product ?? ""}${r.model ? " · " + r.model : ""}`)}</td>
-      <td class="num">${fmt(r.claim_value, r.claim_value < 10 ? 2 : 0)} ${esc(r.unit)}</td>
+  const round = s.round || META.rounds[META.rounds.length - 1] || "";
+  const path = `/v1/claim-checks?${new URLSearchParams({round, limit: "1000", sort: "vendor"})}`;
+  csv("claims-csv", path);
+  const rows = round ? await all(path) : [];
+  const speed = rows.filter((r) => r.unit === "tokens/s");
+  const price = rows.filter((r) => r.unit === "USD");
+  const research = rows.filter((r) => r.evidence === "paper_reported" && !speed.includes(r) && !price.includes(r));
+  const specs = rows.filter((r) => !speed.includes(r) && !price.includes(r) && !research.includes(r));
+  const withCounterpart = await Promise.all([
+    ...speed.map(async (r) => [r, await counterpart(r, round)]),
+    ...price.map(async (r) => [r, await priceCounterpart(r, s, round)])]);
+  const claimCell = (r) => link(`/v1/claims/${r.claim_id}`, `${r.vendor}: ${r.product ?? ""}${r.model ? " · " + r.model : ""}`);
+  rowsOrNone("claims-table", withCounterpart.map(([r, m]) => `<tr>
+      <td>${claimCell(r)}</td>
+      <td class="num" data-v="${r.claim_value}">${esc(human(r.claim_value, r.unit, r.metric))}</td>
       <td><span class="badge ${esc(r.evidence)}">${esc(r.evidence)}</span></td>
-      <td>${esc(r.claimed_on ?? "")}</td>
-      <td class="num">${r.recomputed_value == null ? "" : fmt(r.recomputed_value, 0)}</td>
-      <td>${r.closest_result_id ? link(`/v1/results/${r.closest_result_id}`, r.verdict) : esc(r.verdict)}</td></tr>`).join("");
-  const speeds = rows.filter((r) => r.unit === "tokens/s");
-  chart("claims-chart", [...new Set(speeds.map((r) => r.evidence))].map((ev, i) => {
-    const rs = speeds.filter((r) => r.evidence === ev);
-    return {type: "scatter", mode: "markers+text", name: ev,
-            x: rs.map((r) => r.claimed_on || "undated"), y: rs.map((r) => r.claim_value),
-            text: rs.map((r) => `${r.vendor} ${r.model ?? ""}`), textposition: "top center",
-            marker: {size: 11, color: PALETTE[i % PALETTE.length], symbol: ["circle", "square", "diamond", "triangle-up"][i % 4]}};
-  }), {yaxis: {title: "tokens/s (claimed)", type: "log"}, margin: {t: 20, r: 10, b: 60, l: 60}});
+      <td data-v="${r.claimed_on ?? ""}">${esc(day(r.claimed_on))}</td>
+      <td class="num" data-v="${m ? m.value : ""}">${m ? link(m.href, m.text) : '<span class="none">no MLPerf result for this model</span>'}</td>
+      <td>${r.closest_result_id ? link(`/v1/results/${r.closest_result_id}`, r.verdict) : esc(r.verdict)}</td></tr>`).join(""), 6, `No speed or price claim (round ${round}).`);
+  rowsOrNone("specs-table", specs.map((r) => `<tr>
+      <td>${claimCell(r)} <span class="note">${esc(words(r.metric))}</span></td>
+      <td class="num" data-v="${r.claim_value}">${esc(human(r.claim_value, r.unit, r.metric))}</td>
+      <td><span class="badge ${esc(r.evidence)}">${esc(r.evidence)}</span></td>
+      <td data-v="${r.claimed_on ?? ""}">${esc(day(r.claimed_on))}</td>
+      <td class="num">${r.recomputed_value == null ? '<span class="none">nothing to recompute</span>' : esc(human(r.recomputed_value, r.unit, r.metric))}</td>
+      <td class="num">${r.claim_over_recomputed == null ? "" : num(r.claim_over_recomputed, 3)}</td></tr>`).join(""), 6, "No spec claim.");
+  rowsOrNone("research-table", research.map((r) => `<tr>
+      <td>${claimCell(r)}</td><td>${esc(words(r.metric))}</td>
+      <td class="num" data-v="${r.claim_value}">${esc(human(r.claim_value, r.unit, r.metric))}</td>
+      <td data-v="${r.claimed_on ?? ""}">${esc(day(r.claimed_on))}</td></tr>`).join(""), 4, "No research result.");
+  const pairs = withCounterpart.filter(([r]) => r.unit === "tokens/s");
+  if (!pairs.length) { hide("claims-chart"); return; }
+  const label = (r) => short(`${r.vendor} ${r.model ?? r.product ?? ""}`, 30) + ` [${r.claim_id.slice(0, 6)}]`;
+  plot("claims-chart", [
+    {type: "bar", orientation: "h", name: "claimed", y: pairs.map(([r]) => label(r)), x: pairs.map(([r]) => r.claim_value),
+     marker: {color: "#E69F00", pattern: {shape: "/"}}, text: pairs.map(([r]) => `${whole(r.claim_value)} (${r.evidence})`), textposition: "outside", cliponaxis: false,
+     hovertext: pairs.map(([r]) => `${r.vendor}: ${r.product ?? ""} ${r.model ?? ""}<br>${human(r.claim_value, r.unit, r.metric)} · ${r.evidence} · ${day(r.claimed_on)}`), hoverinfo: "text"},
+    {type: "bar", orientation: "h", name: "MLPerf counterpart (measured / rule)", y: pairs.map(([r]) => label(r)), x: pairs.map(([, m]) => m ? m.value : null),
+     marker: {color: "#0072B2"}, text: pairs.map(([, m]) => m ? whole(m.value) : "none"), textposition: "outside", cliponaxis: false,
+     hovertext: pairs.map(([, m]) => m ? m.text : "no MLPerf result for this model"), hoverinfo: "text"}],
+    {height: 140 + 46 * pairs.length, barmode: "group",
+     title: {text: `Speed claims next to MLPerf, round ${round} (claimed: vendor/third-party/paper; counterpart: measured or benchmark rule)`, x: 0, font: {size: 13}},
+     xaxis: {title: {text: "output tokens/s (log scale)"}, type: "log", automargin: true},
+     yaxis: {title: {text: "Claim (vendor, model)"}, automargin: true, type: "category"}});
 }
 
 async function prices(s) {
-  const q = new URLSearchParams({sku: s.sku, region: s.region, offer: "on_demand", os: "linux", limit: "1000",
-                                 sort: "valid_from"});
-  const rows = await all(`/v1/prices/history?${q}`);
-  $("prices-table").tBodies[0].innerHTML = rows.length ? rows.map((r) => `<tr>
-      <td>${esc(r.valid_from)}</td><td>${esc(r.valid_to ?? "current")}</td>
-      <td class="num">${link(`/v1/sources/${r.source_snapshot_id}`, fmt(r.retail_price))}</td>
-      <td class="num">${r.price_per_accelerator_hour == null ? '<span class="none">not mapped</span>' : fmt(r.price_per_accelerator_hour)}</td></tr>`).join("")
-    : `<tr><td colspan="4" class="none">No on-demand Linux price for ${esc(s.sku)} in ${esc(s.region)}.</td></tr>`;
-  chart("prices-chart", [{type: "scatter", mode: "lines+markers", line: {shape: "hv"}, name: s.sku,
+  const q = new URLSearchParams({sku: s.sku, region: s.region, offer: "on_demand", os: "linux", limit: "1000", sort: "valid_from"});
+  const path = `/v1/prices/history?${q}`;
+  csv("prices-csv", path);
+  const rows = await all(path);
+  rowsOrNone("prices-table", rows.map((r) => `<tr>
+      <td data-v="${r.valid_from}">${esc(when(r.valid_from))}</td><td data-v="${r.valid_to ?? "9999"}">${r.valid_to ? esc(when(r.valid_to)) : "current"}</td>
+      <td class="num" data-v="${r.retail_price}">${link(`/v1/sources/${r.source_snapshot_id}`, num(r.retail_price))}</td>
+      <td class="num" data-v="${r.price_per_accelerator_hour ?? ""}">${r.price_per_accelerator_hour == null ? '<span class="none">not mapped</span>' : num(r.price_per_accelerator_hour)}</td></tr>`).join(""), 4, "No rows.");
+  empty("prices-empty", rows.length ? "" : `No on-demand Linux price for ${esc(s.sku)} in ${esc(s.region)}: choose another VM size or region.`);
+  if (!rows.length) { hide("prices-chart"); return; }
+  plot("prices-chart", [{type: "scatter", mode: "lines+markers", line: {shape: "hv"}, name: s.sku,
     x: rows.flatMap((r) => [r.valid_from, r.valid_to ?? new Date().toISOString()]),
     y: rows.flatMap((r) => [r.price_per_accelerator_hour, r.price_per_accelerator_hour])}],
-    {yaxis: {title: "USD per accelerator-hour", rangemode: "tozero"}, margin: {t: 20, r: 10, b: 60, l: 60}});
+    {height: 320, title: {text: `${s.sku} in ${s.region}, on demand, Linux (evidence: list_price)`, x: 0, font: {size: 13}},
+     xaxis: {title: {text: "Valid from (UTC)"}}, yaxis: {title: {text: "USD per accelerator-hour"}, rangemode: "tozero", automargin: true}, showlegend: false});
 }
 
 async function freshness() {
   const h = await api("/healthz");
-  const items = [["Snapshot", h.snapshot_id ?? "none published yet"], ["Published", h.published_at ?? ""]];
+  const items = [["Snapshot", h.snapshot_id ?? "none published yet"], ["Published", when(h.published_at) || "never"]];
   h.sources.forEach((src) => items.push([src.source, src.stale
-    ? `stale since ${src.stale_since ?? "never refreshed"}: ${src.message}`
-    : `fresh (last success ${src.last_success})`]));
+    ? `stale since ${when(src.stale_since) || "never refreshed"}: ${src.message}`
+    : `fresh (last success ${when(src.last_success)})`]));
   items.push(["Validation", `${h.validation.errors} errors; warnings: ${h.validation.warnings.join("; ") || "none"}`]);
   $("freshness").innerHTML = items.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join("")
     + `<dt>Sources</dt><dd>${link("/v1/sources", "/v1/sources")} · ${link("/v1/refreshes", "/v1/refreshes")}</dd>`;
+  const lines = h.sources.filter((src) => src.stale).map((src) =>
+    `<li><strong>${esc(src.source)}</strong> is stale (${esc(src.last_status)} at ${esc(when(src.last_attempt))}): ${esc(src.message)}. Its last good data keeps serving.</li>`);
+  if (!META.rounds.length) {
+    const why = h.sources.find((src) => src.source === "mlperf");
+    lines.unshift(`<li><strong>No MLPerf results yet</strong>${why ? `: ${esc(why.message)}` : ""}. Point <code>[mlperf.rounds]</code> in <code>sources.toml</code> (or the file <code>PERFLEDGER_SOURCES</code> names) at a mirror or at local copies of the summary files, then run <code>perfledger refresh</code>.</li>`);
+  }
+  $("banner").hidden = !lines.length;
+  $("banner").innerHTML = lines.length ? `<ul>${lines.join("")}</ul>` : "";
+}
+
+// ------------------------------------------------------------------ page
+
+async function section(name, work) {
+  try { await work(); } catch (e) {
+    const box = $(`${name}-empty`);
+    if (box) { box.hidden = false; box.textContent = `Could not load: ${e.message}`; }
+    throw e;
+  }
 }
 
 async function render() {
   const s = state();
-  ["model", "round", "scenario", "basis", "region", "rate", "sku"].forEach((k) => { if ($(k).value !== s[k]) $(k).value = s[k]; });
+  ["model", "round", "scenario", "division", "availability", "basis", "region", "rate", "answer", "sku"].forEach((k) => { if ($(k).value !== s[k]) $(k).value = s[k]; });
+  $("all").checked = s.all === "1";
   $("rate-label").hidden = s.basis !== "assumed";
-  $("region-label").hidden = s.basis === "assumed";
   $("status").textContent = "Loading…";
   document.body.dataset.ready = "false";
-  try {
-    await Promise.all([ratios(s), costs(s), claims(s), prices(s), freshness()]);
-    $("status").textContent = "";
-  } catch (e) {
-    $("status").textContent = `Could not load: ${e.message}`;
-  }
+  const results = await Promise.allSettled([
+    section("ratios", () => ratios(s)), section("costs", () => costs(s)), section("latency", () => latency(s)),
+    section("trends", () => trends(s)), section("claims", () => claims(s)), section("prices", () => prices(s)),
+    freshness()]);
+  const failed = results.filter((r) => r.status === "rejected");
+  $("status").textContent = failed.length ? `Could not load: ${failed[0].reason.message}` : "";
   document.body.dataset.ready = "true";
 }
 
 async function init() {
-  const meta = await api("/v1/meta");
-  const s = state();
-  fill($("model"), meta.models, s.model);
-  fill($("round"), ["", ...meta.rounds], s.round, (v) => v || "all rounds");
-  fill($("region"), meta.regions.length ? meta.regions : ["eastus2"], s.region);
+  META = await api("/v1/meta");
+  [...META.accelerators].sort().forEach((a) => colour(a));
   const skus = (await api("/v1/accelerators")).rows.flatMap((a) => (a.azure_skus || []).map((x) => x.sku)).sort();
-  fill($("sku"), skus.length ? skus : [s.sku], s.sku);
-  ["model", "round", "scenario", "basis", "region", "sku"].forEach((k) =>
+  const fill = (select, values, label = (v) => v) => {
+    select.innerHTML = values.map((v) => `<option value="${esc(v)}">${esc(label(v))}</option>`).join("");
+  };
+  fill($("model"), META.models.length ? [...new Set([...META.model_families, ...META.models])].sort() : [DEFAULTS.model]);
+  fill($("round"), ["", ...META.rounds], (v) => v || "all rounds");
+  fill($("region"), META.regions.length ? META.regions : [DEFAULTS.region]);
+  fill($("sku"), skus.length ? skus : [DEFAULTS.sku]);
+  const {s, notes} = checked(state(), skus);
+  $("param-note").hidden = !notes.length;
+  $("param-note").textContent = notes.length ? `Ignored in the address: ${notes.join("; ")}.` : "";
+  if (notes.length) {
+    const q = new URLSearchParams(Object.entries(s).filter(([k, v]) => v !== "" && v !== DEFAULTS[k]));
+    history.replaceState(null, "", q.toString() ? `?${q}` : location.pathname);
+  }
+  ["model", "round", "scenario", "division", "availability", "basis", "region", "sku", "accelerator"].forEach((k) =>
     $(k).addEventListener("change", (e) => setState({[k]: e.target.value})));
   $("rate").addEventListener("change", (e) => { if (e.target.value > 0) setState({rate: e.target.value}); });
+  $("answer").addEventListener("change", (e) => { const n = Number(e.target.value); if (Number.isInteger(n) && n >= 1) setState({answer: String(n)}); });
+  $("all").addEventListener("change", (e) => setState({all: e.target.checked ? "1" : ""}));
+  document.querySelectorAll("table").forEach(sortable);
   await render();
 }
 

@@ -38,6 +38,46 @@ def site(full_warehouse, tmp_path_factory):
     proc.wait(15)
 
 
+def serve_data_dir(var: Path, **env_extra: str):
+    port = free_port()
+    env = {**os.environ, "PERFLEDGER_DATA_DIR": str(var), **env_extra}
+    proc = subprocess.Popen([Path(sys.executable).parent / "perfledger", "serve", "--port",
+                             str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    wait_until_up(base + "/healthz")
+    return proc, base
+
+
+@pytest.fixture(scope="module")
+def rounds_site(evidence_warehouse, tmp_path_factory):
+    """Both rounds, the rules, the curated files and Azure prices: trends have two rounds."""
+    tmp = tmp_path_factory.mktemp("explorer-rounds")
+    copy_data_dir(evidence_warehouse / "var", tmp / "var")
+    proc, base = serve_data_dir(tmp / "var")
+    yield base
+    proc.terminate()
+    proc.wait(15)
+
+
+@pytest.fixture(scope="module")
+def stale_site(full_warehouse, tmp_path_factory):
+    """The full warehouse after a refresh in which the Azure source failed (nothing listens
+    where it points): its last good prices keep serving, and the page must say so."""
+    from ingest.refresh import refresh
+    from tests.conftest import full_sources, make_settings
+
+    tmp = tmp_path_factory.mktemp("explorer-stale")
+    copy_data_dir(full_warehouse / "var", tmp / "var")
+    sources = full_sources(tmp / "sources.toml", None,
+                           azure_prices=f'url = "http://127.0.0.1:{free_port()}/prices"')
+    report = refresh(make_settings(tmp, sources))
+    assert report.status in ("partial", "failed", "unchanged"), report.as_dict()
+    proc, base = serve_data_dir(tmp / "var", PERFLEDGER_SOURCES=str(sources))
+    yield base
+    proc.terminate()
+    proc.wait(15)
+
+
 @pytest.fixture(scope="module")
 def browser():
     from playwright.sync_api import sync_playwright
@@ -68,7 +108,7 @@ def test_explorer_shows_measured_next_to_claimed(site, browser):
     assert row.locator("td").nth(1).inner_text() == "NVIDIA"
     assert row.locator("[data-testid=ratio]").inner_text() == "0.37"
     assert page.locator("#claims-table", has_text="no MLPerf submission in round v6.1").count() == 1
-    assert page.locator("#claims-table .badge.vendor_projection").count() >= 1
+    assert page.locator("#specs-table .badge.vendor_projection").count() >= 1
     assert "Snapshot" in page.locator("#freshness").inner_text()
     assert page.locator("#ratios-chart .bar, #ratios-chart .point").count() > 0
     page.screenshot(path=str(SHOTS / "explorer-deepseek-r1.png"), full_page=True)
@@ -147,3 +187,192 @@ def test_api_docs_render_with_no_request_leaving_the_origin(site, browser, path,
                and urlsplit(u).netloc != origin]
     # ReDoc's footer asks for its logo on a CDN: the page's CSP stops it in the browser
     assert [u for u in outside if u not in blocked] == []
+
+
+def charts_have_titled_axes(page) -> list[str]:
+    """Ids of the charts drawn on the page; fails on one without a titled value axis."""
+    drawn = page.evaluate("""() => [...document.querySelectorAll('.chart')]
+        .filter((el) => !el.hidden && el.layout)
+        .map((el) => [el.id, el.layout.xaxis && el.layout.xaxis.title && el.layout.xaxis.title.text,
+                      el.layout.yaxis && el.layout.yaxis.title && el.layout.yaxis.title.text,
+                      el.layout.title && el.layout.title.text])""")
+    for chart_id, x, y, title in drawn:
+        assert x and y, f"{chart_id}: axis titles {x!r}, {y!r}"
+        assert "evidence" in (title or ""), f"{chart_id}: no evidence label in {title!r}"
+    return [d[0] for d in drawn]
+
+
+def test_every_chart_has_titled_axes_and_its_evidence(site, browser):
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(f"{site}/?model=llama3.1-8b&scenario=Server")
+    ready(page)
+    drawn = charts_have_titled_axes(page)
+    assert {"ratios-chart", "costs-chart", "latency-chart", "trends-chart", "claims-chart",
+            "prices-chart"} <= set(drawn)
+    # the top 15 by default, every system when asked
+    table_rows = page.locator("#ratios-table tbody tr").count()
+    assert table_rows > 15
+    bars = "document.getElementById('ratios-chart').data.reduce((n, t) => n + t.y.length, 0)"
+    assert page.evaluate(bars) == 15
+    page.check("#all")
+    ready(page)
+    assert page.evaluate(bars) == table_rows
+
+
+def test_division_and_availability_default_to_what_a_buyer_can_get(site, browser):
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(f"{site}/?model=deepseek-r1&scenario=Interactive")
+    ready(page)
+    assert page.locator("#division").input_value() == "closed"
+    assert page.locator("#availability").input_value() == "available"
+    preview = "Vera Rubin NVL72"  # the top Interactive ratio of v6.1, a preview system
+    assert page.locator("#ratios-table", has_text=preview).count() == 0
+    cells = page.locator("#ratios-table tbody tr td:nth-child(5)").all_inner_texts()
+    assert cells and set(cells) == {"available"}
+    page.select_option("#availability", "all")
+    ready(page)
+    assert "availability=all" in page.url
+    row = page.locator("#ratios-table tbody tr", has_text=preview)
+    assert row.count() == 1 and row.locator("td").nth(4).inner_text() == "preview"
+    page.goto(f"{site}/?model=llama3.1-8b&scenario=Offline")  # an rdi (not for sale) system
+    ready(page)
+    assert page.locator("#costs-table", has_text="Naeem Khoshnevis").count() == 0
+    page.select_option("#availability", "all")
+    ready(page)
+    assert page.locator("#costs-table", has_text="Naeem Khoshnevis").count() >= 1
+
+
+def test_latency_section_shows_the_bounds_recomputed_here(site, browser):
+    import httpx
+
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(f"{site}/?model=deepseek-r1&scenario=Interactive&answer=300")
+    ready(page)
+    rule = httpx.get(f"{site}/v1/rules", params={"model": "deepseek-r1", "scenario": "Interactive",
+                                                 "current": "true"}).json()["rows"]
+    ttft, tpot = rule[0]["ttft_ms"], rule[0]["tpot_ms"]
+    rows = page.locator("#latency-table tbody tr")
+    assert rows.count() > 3
+    for i in range(3):
+        row = rows.nth(i)
+        result = float(row.locator("td").nth(4).get_attribute("data-v"))
+        assert float(row.locator("[data-testid=floor]").get_attribute("data-v")) == \
+            pytest.approx(1000 / tpot)
+        assert float(row.locator("[data-testid=streams]").get_attribute("data-v")) == \
+            pytest.approx(result * tpot / 1000)
+        assert float(row.locator("[data-testid=answer]").get_attribute("data-v")) == \
+            pytest.approx((ttft + 299 * tpot) / 1000)
+        assert f"TPOT {tpot:,.0f} ms" in row.inner_text()
+    assert f"TPOT ≤ {tpot:,.0f} ms" in page.locator("#latency-rule").inner_text()
+
+
+def test_trends_section_shows_each_rounds_best_per_accelerator(rounds_site, browser):
+    import httpx
+
+    acc = "nvidia-b200-sxm-180gb"
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(f"{rounds_site}/?model=llama2-70b&scenario=Server&accelerator={acc}")
+    ready(page)
+    results = httpx.get(f"{rounds_site}/v1/results", params={
+        "model": "llama2-70b", "scenario": "Server", "accelerator": acc, "division": "closed",
+        "availability": "available", "units": "Tokens/s", "limit": 1000}).json()["rows"]
+    best: dict[str, tuple[float, str]] = {}
+    for r in results:
+        if r["total_accelerators"]:
+            per = r["result"] / r["total_accelerators"]
+            if per > best.get(r["round"], (0, ""))[0]:
+                best[r["round"]] = (per, r["system_name"])
+    assert set(best) == {"v5.1", "v6.1"}
+    rows = page.locator("#trends-table tbody tr")
+    assert rows.count() == 2
+    for i in range(2):
+        cells = rows.nth(i).locator("td")
+        round_name = cells.nth(0).inner_text()
+        per = float(cells.nth(2).get_attribute("data-v"))
+        assert per == pytest.approx(best[round_name][0])
+        assert cells.nth(4).inner_text() == best[round_name][1]
+    change = rows.nth(1).locator("td").nth(8).inner_text()
+    expected = (best["v6.1"][0] / best["v5.1"][0] - 1) * 100
+    assert change == f"{'+' if expected >= 0 else ''}{expected:.1f} %"
+    charts_have_titled_axes(page)
+
+
+def test_an_empty_view_says_why_and_what_to_change(site, browser):
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(f"{site}/?model=deepseek-r1&scenario=Interactive&basis=list_price")
+    ready(page)
+    box = page.locator("#costs-empty")
+    assert box.is_visible()
+    assert "No accelerator in this view has an Azure list price in eastus2 — switch the price " \
+           "basis to an assumed rate" in box.inner_text()
+    page.click("#use-assumed")
+    ready(page)
+    assert page.locator("#basis").input_value() == "assumed" and not box.is_visible()
+    assert page.locator("#costs-table [data-testid=cost]").count() > 0
+
+
+def test_bad_url_parameters_fall_back_with_a_visible_note(site, browser):
+    page = browser.new_page()
+    page.goto(f"{site}/?model=nosuch-model&division=weird&answer=-3")
+    ready(page)
+    note = page.locator("#param-note")
+    assert note.is_visible()
+    text = note.inner_text()
+    assert "model=nosuch-model" in text and "division=weird" in text and "answer=-3" in text
+    assert page.locator("#model").input_value() == "deepseek-r1"
+    assert page.locator("#division").input_value() == "closed"
+    assert page.locator("#ratios-table tbody tr").count() > 1
+
+
+def test_a_stale_source_is_named_in_a_banner(stale_site, browser):
+    page = browser.new_page()
+    page.goto(stale_site + "/")
+    ready(page)
+    banner = page.locator("#banner")
+    assert banner.is_visible()
+    assert "azure_prices" in banner.inner_text() and "stale" in banner.inner_text()
+
+
+def test_each_tables_csv_link_downloads_its_rows(site, browser):
+    import csv
+    import io
+
+    import httpx
+
+    page = browser.new_page()
+    page.goto(f"{site}/?model=llama3.1-8b&scenario=Server")
+    ready(page)
+    for table in ("ratios", "costs", "latency"):
+        href = page.locator(f"#{table}-csv").get_attribute("href")
+        assert "format=csv" in href and "model=llama3.1-8b" in href
+        body = httpx.get(site + href)
+        assert body.status_code == 200 and body.headers["content-type"].startswith("text/csv")
+        rows = list(csv.DictReader(io.StringIO(body.text)))
+        assert len(rows) == page.locator(f"#{table}-table tbody tr").count() > 0
+
+
+def test_tables_sort_when_a_header_is_clicked(site, browser):
+    page = browser.new_page()
+    page.goto(f"{site}/?model=llama3.1-8b&scenario=Server")
+    ready(page)
+    header = page.locator("#ratios-table thead th", has_text="Ratio").locator("button")
+    header.click()
+    values = [float(v) for v in page.locator("#ratios-table [data-testid=ratio]").evaluate_all(
+        "els => els.map(e => e.dataset.v)")]
+    assert values == sorted(values)
+    header.press("Enter")  # keyboard too
+    values = [float(v) for v in page.locator("#ratios-table [data-testid=ratio]").evaluate_all(
+        "els => els.map(e => e.dataset.v)")]
+    assert values == sorted(values, reverse=True)
+
+
+@pytest.mark.parametrize("name, viewport", [("desktop", {"width": 1366, "height": 900}),
+                                            ("phone", {"width": 390, "height": 844})])
+def test_screenshots_at_desktop_and_phone_width(rounds_site, browser, name, viewport):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport=viewport)
+    page.goto(f"{rounds_site}/?model=llama2-70b&scenario=Server")
+    ready(page)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= viewport["width"] + 1, f"the page scrolls sideways at {viewport['width']} px"
+    page.screenshot(path=str(SHOTS / f"explorer-{name}.png"), full_page=True)
