@@ -122,6 +122,9 @@ function human(value, unit, metric = "") {
 const words = (metric) => String(metric ?? "").replace(/_/g, " ");
 const system = (r) => `${r.organization}: ${r.system_name}`;
 const short = (text, n = 34) => text.length > n ? text.slice(0, n - 1) + "…" : text;
+// A bar's name: the system, and what tells two of its rows apart (accuracy target, round).
+const barName = (r, n = 30) => short(system(r), n) + (r.model_id && r.model_family && r.model_id !== r.model_family
+  ? ` ·${r.model_id.slice(r.model_family.length)}` : "") + (state().round ? "" : ` · ${r.round}`);
 const accel = (r) => r.total_accelerators ? `${r.accelerator_id || r.accelerator_model_name || "mixed"} × ${r.total_accelerators}` : "CPU only";
 
 function empty(id, html) {
@@ -145,10 +148,29 @@ function colour(acc) {
   return {color: PALETTE[i % PALETTE.length], pattern: {shape: PATTERNS[Math.floor(i / PALETTE.length) % PATTERNS.length] || PATTERNS[i % PATTERNS.length]}};
 }
 
+// Long titles break into lines that fit the chart's width (Plotly does not wrap them).
+function wrap(text, width) {
+  const max = Math.max(30, Math.floor(width / 7)), lines = [];
+  let line = "";
+  String(text).split(" ").forEach((w) => {
+    if ((line + " " + w).trim().length > max && line) { lines.push(line); line = w; } else { line = (line + " " + w).trim(); }
+  });
+  if (line) lines.push(line);
+  return lines.join("<br>");
+}
+
 function plot(id, traces, layout) {
   if (!window.Plotly) { $(id).textContent = "(chart library not loaded)"; return; }
   $(id).hidden = false;
-  Plotly.react(id, traces, {margin: {t: 36, r: 20, b: 60, l: 10}, font: {size: 12},
+  const width = $(id).clientWidth || 800;
+  if (layout.title && layout.title.text) {
+    layout.title.text = wrap(layout.title.text, width);
+    const lines = layout.title.text.split("<br>").length;
+    layout.margin = {t: 20 + 16 * lines, r: 20, b: 60, l: 10, ...(layout.margin || {})};
+    if (layout.height) layout.height += 16 * (lines - 1);
+  }
+
+  Plotly.react(id, traces, {margin: {t: 36, r: 20, b: 60, l: 10}, font: {size: width < 600 ? 10 : 12},
                             legend: {orientation: "h", y: -0.2}, ...layout},
                {displaylogo: false, responsive: true});
 }
@@ -174,7 +196,7 @@ function bars(id, rows, o) {
     type: "bar", orientation: "h", name: acc, y: rs.map((r) => r.id), x: rs.map(o.value),
     text: rs.map((r) => o.fmt(o.value(r))), textposition: "outside", cliponaxis: false,
     marker: {...colour(acc), line: {color: "#1a1a1a", width: 0.5}},
-    hovertext: rs.map((r) => `${system(r)}<br>${accel(r)} · ${r.division ?? ""} · ${r.availability ?? ""}<br>${o.fmt(o.value(r))}`),
+    hovertext: rs.map((r) => `${system(r)}<br>${r.model_id ?? ""} · ${r.round ?? ""} · ${accel(r)} · ${r.division ?? ""} · ${r.availability ?? ""}<br>${o.fmt(o.value(r))}`),
     hoverinfo: "text"}));
   const more = rows.length > shown.length ? ` — top ${shown.length} of ${rows.length}; tick “show every system” for all` : "";
   plot(id, traces, {
@@ -184,7 +206,7 @@ function bars(id, rows, o) {
     xaxis: {title: {text: o.axis}, rangemode: "tozero", automargin: true, type: o.log ? "log" : "linear"},
     yaxis: {title: {text: "System (organization: name)"}, automargin: true, type: "category",
             categoryorder: "array", categoryarray: [...keys].reverse(), tickmode: "array",
-            tickvals: keys, ticktext: shown.map((r) => short(system(r)))},
+            tickvals: keys, ticktext: shown.map((r) => barName(r, $(id).clientWidth < 600 ? 14 : 30))},
     showlegend: groups.size > 1});
 }
 
@@ -283,9 +305,14 @@ async function latency(s) {
   const path = `/v1/latency-bounds?${common(s, {scenario, answer_tokens: s.answer, sort: "-max_concurrent_streams", limit: "1000"})}`;
   csv("latency-csv", path);
   const rows = await all(path);
-  const rules = [...new Map(rows.map((r) => [`${r.ttft_ms}|${r.tpot_ms}`, r])).values()];
-  $("latency-rule").textContent = rules.length ? rules.map((r) =>
-    `${r.round} ${r.model_family} ${r.scenario}: TTFT ≤ ${num(r.ttft_ms, 0)} ms, TPOT ≤ ${num(r.tpot_ms, 0)} ms, so every stream got at least ${num(r.min_tokens_per_s_per_user, 1)} tokens/s (${r.rule_basis ?? "MLPerf rules"}).`).join(" ")
+  const rules = new Map();
+  rows.forEach((r) => {
+    const k = `${r.model_family}|${r.ttft_ms}|${r.tpot_ms}`;
+    if (!rules.has(k)) rules.set(k, {r, rounds: new Set()});
+    rules.get(k).rounds.add(r.round);
+  });
+  $("latency-rule").textContent = rules.size ? [...rules.values()].map(({r, rounds}) =>
+    `${r.model_family} ${r.scenario} (${[...rounds].sort().join(", ")}): TTFT ≤ ${num(r.ttft_ms, 0)} ms, TPOT ≤ ${num(r.tpot_ms, 0)} ms, so every stream got at least ${num(r.min_tokens_per_s_per_user, 1)} tokens/s (rules document: ${r.rule_basis ?? "latest"}).`).join(" ")
     + (s.scenario === "Offline" ? " Offline has no latency limit: showing Interactive." : "") : "";
   rowsOrNone("latency-table", rows.map((r) => `<tr>
       <td>${esc(system(r))}</td><td>${esc(accel(r))}</td><td>${esc(r.division)}</td><td>${esc(r.availability)}</td>
@@ -293,7 +320,7 @@ async function latency(s) {
       <td class="num" data-testid="floor" data-v="${r.min_tokens_per_s_per_user}">${num(r.min_tokens_per_s_per_user, 1)}</td>
       <td class="num" data-testid="streams" data-v="${r.max_concurrent_streams}">${whole(r.max_concurrent_streams)}</td>
       <td class="num" data-testid="answer" data-v="${r.answer_seconds}">${num(r.answer_seconds, 1)}</td>
-      <td>${link(`/v1/rules?model=${encodeURIComponent(r.model_family)}&scenario=${r.scenario}`, `TTFT ${num(r.ttft_ms, 0)} ms · TPOT ${num(r.tpot_ms, 0)} ms`)}</td></tr>`).join(""), 9, "No rows.");
+      <td class="nowrap">${link(`/v1/rules?model=${encodeURIComponent(r.model_family)}&scenario=${r.scenario}`, `TTFT ${num(r.ttft_ms, 0)} ms · TPOT ${num(r.tpot_ms, 0)} ms`)}</td></tr>`).join(""), 9, "No rows.");
   empty("latency-empty", rows.length ? "" : `No ${esc(scenario)} Tokens/s result with a latency limit for ${esc(s.model)} in this view.${widen(s)}`);
   bars("latency-chart", rows, {value: (r) => r.max_concurrent_streams, fmt: (v) => whole(v), all: s.all,
        title: `Concurrent streams at the per-user floor, ${s.model} ${scenario} (evidence: derived: measured + benchmark_rule)`,
@@ -388,7 +415,13 @@ async function claims(s) {
       <td data-v="${r.claimed_on ?? ""}">${esc(day(r.claimed_on))}</td></tr>`).join(""), 4, "No research result.");
   const pairs = withCounterpart.filter(([r]) => r.unit === "tokens/s");
   if (!pairs.length) { hide("claims-chart"); return; }
-  const label = (r) => short(`${r.vendor} ${r.model ?? r.product ?? ""}`, 30) + ` [${r.claim_id.slice(0, 6)}]`;
+  const seen = new Map();
+  const labels = pairs.map(([r]) => {
+    const base = short(`${r.vendor} ${r.model ?? r.product ?? ""} (${r.evidence.replace(/_/g, " ")})`, 44);
+    seen.set(base, (seen.get(base) || 0) + 1);
+    return seen.get(base) > 1 ? `${base} #${seen.get(base)}` : base;
+  });
+  const label = (r) => labels[pairs.findIndex(([x]) => x === r)];
   plot("claims-chart", [
     {type: "bar", orientation: "h", name: "claimed", y: pairs.map(([r]) => label(r)), x: pairs.map(([r]) => r.claim_value),
      marker: {color: "#E69F00", pattern: {shape: "/"}}, text: pairs.map(([r]) => `${whole(r.claim_value)} (${r.evidence})`), textposition: "outside", cliponaxis: false,
@@ -397,7 +430,7 @@ async function claims(s) {
      marker: {color: "#0072B2"}, text: pairs.map(([, m]) => m ? whole(m.value) : "none"), textposition: "outside", cliponaxis: false,
      hovertext: pairs.map(([, m]) => m ? m.text : "no MLPerf result for this model"), hoverinfo: "text"}],
     {height: 140 + 46 * pairs.length, barmode: "group",
-     title: {text: `Speed claims next to MLPerf, round ${round} (claimed: vendor/third-party/paper; counterpart: measured or benchmark rule)`, x: 0, font: {size: 13}},
+     title: {text: `Speed claims next to MLPerf, round ${round} (evidence: each claim's own label; counterpart: measured, or the benchmark rule's floor)`, x: 0, font: {size: 13}},
      xaxis: {title: {text: "output tokens/s (log scale)"}, type: "log", automargin: true},
      yaxis: {title: {text: "Claim (vendor, model)"}, automargin: true, type: "category"}});
 }
