@@ -36,8 +36,10 @@ class PerfledgerAPI(FastAPI):
     """FastAPI behind the warm path (``FastResponses``): a request answered before is replayed
     before the middleware stack; any other goes through the application and is recorded."""
 
+    fast: FastResponses | None = None
+
     async def __call__(self, scope, receive, send) -> None:
-        fast: FastResponses | None = getattr(self.state, "fast", None)
+        fast = self.fast
         key = fast.key(scope) if fast is not None and fast.size else None
         if key is None:
             await super().__call__(scope, receive, send)
@@ -58,7 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.reader = SnapshotReader(Layout(settings.data_path), settings.snapshot_check_interval)
     app.state.responses = ResponseCache(settings.api_response_cache)
     errors.install(app)
-    app.state.fast = FastResponses(app.state.responses, app.state.reader)
+    app.state.fast = app.fast = FastResponses(app.state.responses, app.state.reader)
     app.add_middleware(GZipMiddleware, minimum_size=1024)  # when the client accepts gzip
     app.add_middleware(HeadAsGet)
     if settings.api_cors_origins:  # added last, so it wraps cached answers too

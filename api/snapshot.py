@@ -17,7 +17,7 @@ from warehouse.store import Layout, SnapshotRef
 # Relations the list queries read often and that are costly to compute (views over joins):
 # materialised once per snapshot, in memory, and registered under the view's own name on the
 # cursors that answer requests, so the same SQL reads the same rows without the join.
-HOT_VIEWS = ("cost_input",)
+HOT_VIEWS = ("cost_input", "scenario_ratio")
 
 
 @dataclass

@@ -295,8 +295,10 @@ def serve_bare(size: int, workers: int, work: Path) -> tuple[subprocess.Popen, s
     bytes, on the same uvicorn (uvloop, httptools) with the same worker count."""
     (work / "bare_asgi.py").write_text(BARE_APP)
     port = free_port()
+    # the options `perfledger serve` gives uvicorn by default (info log, access log, proxy headers)
     proc = subprocess.Popen([BIN / "uvicorn", "bare_asgi:app", "--port", str(port), "--workers",
-                             str(workers), "--log-level", "warning", "--no-access-log"],
+                             str(workers), "--log-level", "info", "--access-log",
+                             "--proxy-headers", "--forwarded-allow-ips", "127.0.0.1"],
                             cwd=work, env={**os.environ, "BARE_SIZE": str(size)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"

@@ -473,15 +473,19 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     select = derived.COST_RESULT_COLUMNS
     parts: list[str] = []
     params: list[object] = []
+    # the result filters go inside, on cost_input, before any cost is computed
+    conditions = f.conditions("r")
+    results_where = " AND ".join(sql for sql, _ in conditions) or "true"
+    results_params = [p for _, ps in conditions for p in ps]
     if "list_price" in bases:
         valid, valid_params = "valid_to IS NULL", []
         if as_of is not None:
             valid = "valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
             valid_params = [as_of, as_of]
         ask = "SELECT lower(?::VARCHAR) AS region, ?::VARCHAR AS offer, ?::VARCHAR AS os"
-        parts.append(derived.list_price_cost_sql(valid, ask=ask))
+        parts.append(derived.list_price_cost_sql(valid, ask=ask, results_where=results_where))
         # ``ask`` appears four times (three in the price filter, once joined), before ``valid``
-        params += [region, offer, os] * 3 + valid_params + [region, offer, os]
+        params += [region, offer, os] * 3 + valid_params + [region, offer, os] + results_params
     if "assumed" in bases:
         parts.append(f"""
             SELECT r.id || ':assumed:' || CAST(a.rate AS VARCHAR) AS id, {select},
@@ -493,13 +497,14 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
                    a.rate AS rate_per_accelerator_hour, 'assumed' AS price_status,
                    {derived.COST_PER_MILLION.format(rate="a.rate")} AS cost_per_million_tokens,
                    ? AS basis
-            FROM cost_input r CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS rate) a""")
-        params += [basis(Evidence.measured, Evidence.assumption), rates]
+            FROM cost_input r CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS rate) a
+            WHERE {results_where}""")
+        params += [basis(Evidence.measured, Evidence.assumption), rates, *results_params]
     if not parts:
         raise QueryError("basis must be list_price and/or assumed", param="basis")
     sql = " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts)
-    q = f.query("costs", CostPublic)
-    q.subquery = (sql, params)
+    q = ListQuery(relation="costs", public=CostPublic, subquery=(sql, params),
+                  known=f.known(), note=f.note())
     q.equals["price_status"] = price_status
     return q
 
