@@ -250,20 +250,24 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait(10)
 
 
+def up(proc: subprocess.Popen, base: str, path: str, what: str) -> tuple[subprocess.Popen, str]:
+    """Wait (up to 60 s) until ``base + path`` answers 200."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(base + path, timeout=1).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise RuntimeError(f"{what} did not start")
+
+
 def serve(env: dict, workers: int) -> tuple[subprocess.Popen, str]:
     port = free_port()
     proc = subprocess.Popen([BIN / "perfledger", "serve", "--port", str(port), "--workers",
                              str(workers)], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    raise RuntimeError("API did not start")
+    return up(proc, f"http://127.0.0.1:{port}", "/healthz", "API")
 
 
 QUERIES = {
@@ -303,15 +307,7 @@ def serve_bare(size: int, workers: int, work: Path,
                              "--proxy-headers", "--forwarded-allow-ips", "127.0.0.1"],
                             cwd=work, env={**os.environ, "BARE_SIZE": str(size)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(base + "/", timeout=1).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    raise RuntimeError("bare ASGI app did not start")
+    return up(proc, f"http://127.0.0.1:{port}", "/", "bare ASGI app")
 
 
 # Datasette's SQL for the costs query: the same rows (cost_input, exported), the same formula.
