@@ -187,7 +187,10 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
                 total, rows, cols = run_list(con, q, opened.cache.get(key))
         else:
             total, rows, cols = run_list(con, q, opened.cache.get(key))
-        hint = empty_hint(con, q) if total == 0 else None
+        hint = None
+        if total == 0:
+            hint = (empty_hint(con, q) if opened.id is not None else
+                    "no snapshot is published yet: run `perfledger refresh` (see /healthz)")
     except BaseException:  # a failed query may leave the cursor busy: the next one is fresh
         opened.drop_local_cursor()
         raise

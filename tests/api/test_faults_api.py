@@ -74,6 +74,9 @@ def test_health_degraded_and_readiness(full_copy, client_for, tmp_path):
     assert empty.get("/healthz").json()["status"] == "empty"
     not_ready = empty.get("/readyz")
     assert not_ready.status_code == 503 and not_ready.json()["reason"] == "no snapshot published yet"
+    for path in ("/v1/results", "/v1/ratios", "/v1/costs"):  # lists say why they are empty
+        body = empty.get(path).json()
+        assert body["total"] == 0 and "no snapshot is published yet" in body["hint"]
 
 
 def test_validate_runs_while_the_api_serves(full_copy, client_for):
