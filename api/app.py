@@ -58,9 +58,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                               "came from. Read-only.")
     app.state.settings = settings
     app.state.reader = SnapshotReader(Layout(settings.data_path), settings.snapshot_check_interval)
-    app.state.responses = ResponseCache(settings.api_response_cache)
+    half = settings.api_response_cache_mb * 2**20 // 2  # the computed bodies, the replayed bytes
+    app.state.responses = ResponseCache(settings.api_response_cache, half)
     errors.install(app)
-    app.state.fast = app.fast = FastResponses(app.state.responses, app.state.reader)
+    app.state.fast = app.fast = FastResponses(app.state.responses, app.state.reader, half)
     app.add_middleware(GZipMiddleware, minimum_size=1024)  # when the client accepts gzip
     app.add_middleware(HeadAsGet)
     if settings.api_cors_origins:  # added last, so it wraps cached answers too

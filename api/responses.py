@@ -164,11 +164,11 @@ class ResponseCache:
     """Finished response bodies by ETag (snapshot id + query + Accept), least recently used
     first out. Safe because a snapshot never changes; a new snapshot means new ETags."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, max_bytes: int = 64 * 2**20) -> None:
         from collections import OrderedDict
         from threading import Lock
 
-        self.size = size
+        self.size, self.max_bytes, self.bytes = size, max_bytes, 0
         self._items: OrderedDict[str, tuple[bytes, str, dict]] = OrderedDict()
         self._lock = Lock()
 
@@ -191,12 +191,15 @@ class ResponseCache:
             return hit
 
     def put(self, etag: str, body: bytes, media: str, headers: dict) -> None:
-        if not self.size or len(body) > 4 * 2**20:
+        if not self.size or len(body) > min(4 * 2**20, self.max_bytes):
             return
         with self._lock:
+            old = self._items.pop(etag, None)
+            self.bytes -= len(old[0]) if old else 0
             self._items[etag] = (body, media, dict(headers))
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            self.bytes += len(body)
+            while len(self._items) > self.size or self.bytes > self.max_bytes:
+                self.bytes -= len(self._items.popitem(last=False)[1][0])
 
 
 class HeadAsGet:
@@ -233,10 +236,11 @@ class FastResponses:
     included), so a replayed answer is byte-identical to a computed one. A request with
     ``If-Modified-Since`` and anything not a plain GET/HEAD go to the application."""
 
-    def __init__(self, cache: ResponseCache, reader) -> None:
-        self.cache, self.reader, self.size = cache, reader, cache.size
+    def __init__(self, cache: ResponseCache, reader, max_bytes: int = 64 * 2**20) -> None:
+        self.cache, self.reader, self.size, self.max_bytes = cache, reader, cache.size, max_bytes
         self._items: dict[tuple, tuple[dict, bytes]] = {}
         self._snapshot: str | None = None
+        self.bytes = 0
 
     def key(self, scope) -> tuple | None:
         """The request's key, or None when it must go to the application."""
@@ -256,7 +260,7 @@ class FastResponses:
                 return None
         opened = self.reader.get()
         if opened.id != self._snapshot:  # a new snapshot: nothing recorded still holds
-            self._items = {}
+            self._items, self.bytes = {}, 0
             self._snapshot = opened.id
         return (opened.id, scope["path"], scope["query_string"], accept, b"gzip" in encoding,
                 origin, inm)
@@ -297,11 +301,13 @@ class FastResponses:
             ok = key[:-1] + (b"",) in self._items
         else:
             ok = False
-        if not ok or len(body) > 4 * 2**20:
+        if not ok or len(body) > min(4 * 2**20, self.max_bytes) or key in self._items:
             return
-        if len(self._items) >= self.size:
-            self._items.pop(next(iter(self._items)))
+        while self._items and (len(self._items) >= self.size
+                               or self.bytes + len(body) > self.max_bytes):
+            self.bytes -= len(self._items.pop(next(iter(self._items)))[1])  # the oldest first
         self._items[key] = (start, body)
+        self.bytes += len(body)
 
 
 def list_response(request: Request, opened: Opened, *, total: int, rows: list[dict],

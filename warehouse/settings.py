@@ -58,6 +58,9 @@ class Settings(BaseSettings):
         512, ge=0, description="Responses kept in memory per worker (a snapshot never changes, "
         "so a repeated query is answered from memory); 0 turns the cache off."
     )
+    api_response_cache_mb: int = Field(
+        128, ge=1, description="Memory the response caches may hold per worker, in MB (the "
+        "oldest answers are dropped first).")
     api_cors_origins: list[str] = Field(
         default_factory=list, description="Origins allowed by CORS; empty means CORS off."
     )

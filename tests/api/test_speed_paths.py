@@ -82,3 +82,29 @@ def test_the_row_store_page_equals_the_whole_query(full_client):
                                 + ",".join(rows[0]))
         assert [r["id"] for r in whole.json()["rows"]] == [r["id"] for r in rows]
         assert whole.content.split(b'"rows":', 1)[1] == stored.content.split(b'"rows":', 1)[1]
+
+
+def test_the_caches_hold_at_most_their_memory_budget(full_copy, client_for):
+    """PERFLEDGER_API_RESPONSE_CACHE_MB bounds what both caches hold, oldest out first; an
+    answer larger than the budget is served, never kept."""
+    tmp, sources = full_copy
+    client = client_for(make_settings(tmp, sources, api_response_cache_mb=1))
+    fast, memo = client.app.state.fast, client.app.state.responses
+    budget = 2**20 // 2
+    big = client.get("/v1/results?limit=1000", headers={"Accept-Encoding": "identity"})
+    assert big.status_code == 200 and len(big.content) > budget
+    assert fast.bytes == 0 and memo.bytes == 0
+    sizes = []
+    for offset in range(0, 500, 100):  # five pages of ~190 KB: more than the budget
+        r = client.get(f"/v1/results?limit=100&offset={offset}",
+                       headers={"Accept-Encoding": "identity"})
+        assert r.status_code == 200
+        sizes.append(len(r.content))
+        assert fast.bytes <= budget and memo.bytes <= budget
+    assert sum(sizes) > budget
+    assert fast.bytes == sum(len(body) for _, body in fast._items.values()) > 0
+    kept = [key[2] for key in fast._items]
+    assert b"limit=100&offset=0" not in kept and b"limit=100&offset=400" in kept  # oldest out
+    again = client.get("/v1/results?limit=100&offset=400", headers={"Accept-Encoding": "identity"})
+    assert again.content == client_for(make_settings(tmp, sources, api_response_cache=0)).get(
+        "/v1/results?limit=100&offset=400", headers={"Accept-Encoding": "identity"}).content
