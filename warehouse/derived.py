@@ -314,17 +314,18 @@ def list_price_cost_sql(price_where: str, *, ask: str | None = None,
     price versions ``price_where`` selects. Without ``ask``, only priced rows (every region,
     offer and OS). With ``ask`` (SQL of one row: region, offer, os), every result, 'no price'
     with a NULL cost where its accelerator has no price there. ``results_where`` selects
-    among the results (``r``, cost_input) before any cost is computed."""
+    among the results (``r``, cost_input) before any cost is computed. Bound parameters, in
+    order: ``ask``'s, ``price_where``'s, ``results_where``'s."""
     if ask is None:
-        region, offer, os_, join, asked = "p.region", "p.offer", "p.os", "JOIN", ""
+        region, offer, os_, join, asked, first = "p.region", "p.offer", "p.os", "JOIN", "", ""
     else:
         region, offer, os_, join, asked = ("ask.region", "ask.offer", "ask.os", "LEFT JOIN",
-                                           f"CROSS JOIN ({ask}) ask")
-        price_where = (f"lower(arm_region_name) = (SELECT region FROM ({ask})) AND offer = "
-                       f"(SELECT offer FROM ({ask})) AND os = (SELECT os FROM ({ask})) "
-                       f"AND {price_where}")
+                                           "CROSS JOIN ask")
+        first = f"ask AS ({ask}),"
+        price_where = ("lower(arm_region_name) = (SELECT region FROM ask) AND offer = "
+                       f"(SELECT offer FROM ask) AND os = (SELECT os FROM ask) AND {price_where}")
     return f"""
-WITH p AS (
+WITH {first} p AS (
     SELECT accelerator_id, arm_region_name AS region, offer, os, reservation_term,
            min(price_per_accelerator_hour) AS rate,
            arg_min(arm_sku_name, price_per_accelerator_hour) AS sku,

@@ -10,6 +10,7 @@ are written here, never in a route.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -302,8 +303,6 @@ def empty_hint(con: duckdb.DuckDBPyConnection, q: ListQuery) -> str | None:
         folded = {str(v).lower() for v in known}
         missing = [v for v in k.values if v.lower() not in folded]
         if missing:
-            import difflib
-
             close = difflib.get_close_matches(missing[0], [str(v) for v in known], n=3)
             shown = ", ".join(map(str, known[:25])) + (", …" if len(known) > 25 else "")
             said.append(f"no {k.param} {', '.join(repr(v) for v in missing)} in this snapshot"
@@ -355,6 +354,13 @@ class ResultFilter:
                         f"OR list_contains(?::VARCHAR[], {alias}.model_family))",
                         [models, models]))
         return out
+
+    def where(self, alias: str) -> tuple[str, list]:
+        """``conditions`` as one SQL condition (``true`` when there is none) and its
+        parameters, for SQL that filters a relation of its own."""
+        conditions = self.conditions(alias)
+        return (" AND ".join(sql for sql, _ in conditions) or "true",
+                [p for _, ps in conditions for p in ps])
 
     def known(self) -> list[Known]:
         """The values to explain when nothing matches (models, organizations, rounds and
@@ -449,9 +455,7 @@ def trends_query(f: ResultFilter) -> ListQuery:
     """Per accelerator, model family, scenario and units: the best per-accelerator result of
     each round among the results ``f`` selects (its division and availability included), with
     the change against the previous round; oldest round first unless sorted."""
-    conditions = f.conditions("result_per_accelerator")
-    where = " AND ".join(sql for sql, _ in conditions) or "true"
-    params = [p for _, ps in conditions for p in ps]
+    where, params = f.where("result_per_accelerator")
     return ListQuery(relation="accelerator_trend", public=TrendPublic,
                      subquery=(derived.trend_sql(where), params),
                      sort=["accelerator_id", "model_family", "scenario", "units", "round"],
@@ -474,9 +478,7 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     parts: list[str] = []
     params: list[object] = []
     # the result filters go inside, on cost_input, before any cost is computed
-    conditions = f.conditions("r")
-    results_where = " AND ".join(sql for sql, _ in conditions) or "true"
-    results_params = [p for _, ps in conditions for p in ps]
+    results_where, results_params = f.where("r")
     if "list_price" in bases:
         valid, valid_params = "valid_to IS NULL", []
         if as_of is not None:
@@ -484,8 +486,7 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
             valid_params = [as_of, as_of]
         ask = "SELECT lower(?::VARCHAR) AS region, ?::VARCHAR AS offer, ?::VARCHAR AS os"
         parts.append(derived.list_price_cost_sql(valid, ask=ask, results_where=results_where))
-        # ``ask`` appears four times (three in the price filter, once joined), before ``valid``
-        params += [region, offer, os] * 3 + valid_params + [region, offer, os] + results_params
+        params += [region, offer, os, *valid_params, *results_params]
     if "assumed" in bases:
         parts.append(f"""
             SELECT r.id || ':assumed:' || CAST(a.rate AS VARCHAR) AS id, {select},

@@ -174,19 +174,19 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
         if q.subquery is None and key not in opened.cache:
             opened.cache[key] = relation_columns(con, q.relation)
         fmt = pick_format(request, p.format)
+        have = opened.cache.get(key)
         rows: list[dict] = []
         encoded: list[bytes] | None = None
         if fmt is Format.parquet:  # typed by the database's schema
-            total, table, cols = run_list_arrow(con, q, opened.cache.get(key))
+            total, table, cols = run_list_arrow(con, q, have)
             arrow = for_parquet(table, {n: f.description or "" for n, f in
                                         q.public.model_fields.items()})
-        elif fmt is Format.json and not q.columns and q.subquery is None \
-                and "id" in q.output_columns:
-            total, encoded, cols = _page_from_row_store(con, opened, q, opened.cache.get(key))
-            if encoded is None:
-                total, rows, cols = run_list(con, q, opened.cache.get(key))
         else:
-            total, rows, cols = run_list(con, q, opened.cache.get(key))
+            if fmt is Format.json and not q.columns and q.subquery is None \
+                    and "id" in q.output_columns:
+                total, encoded, cols = _page_from_row_store(con, opened, q, have)
+            if encoded is None:
+                total, rows, cols = run_list(con, q, have)
         hint = None
         if total == 0:
             hint = (empty_hint(con, q) if opened.id is not None else
@@ -195,7 +195,7 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
         opened.drop_local_cursor()
         raise
     return list_response(request, opened, total=total, rows=rows, columns=cols, limit=p.limit,
-                         offset=p.offset, fmt=p.format, max_age=max_age, cache=memo, hint=hint,
+                         offset=p.offset, fmt=fmt, max_age=max_age, cache=memo, hint=hint,
                          arrow=arrow, encoded=encoded)
 
 

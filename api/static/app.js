@@ -145,7 +145,7 @@ const widen = (s) => (s.division !== "all" || s.availability !== "all")
 function colour(acc) {
   if (!colourOf.has(acc)) colourOf.set(acc, colourOf.size);
   const i = colourOf.get(acc);
-  return {color: PALETTE[i % PALETTE.length], pattern: {shape: PATTERNS[Math.floor(i / PALETTE.length) % PATTERNS.length] || PATTERNS[i % PATTERNS.length]}};
+  return {color: PALETTE[i % PALETTE.length], pattern: {shape: PATTERNS[i % PATTERNS.length]}};
 }
 
 // Long titles break into lines that fit the chart's width (Plotly does not wrap them).
@@ -354,7 +354,7 @@ async function trends(s) {
     const rs = rows.filter((r) => r.units === u);
     return {type: "scatter", mode: "lines+markers+text", name: `${chosen} (${u})`, x: rs.map((r) => r.round),
             y: rs.map((r) => r.per_accelerator), text: rs.map((r) => num(r.per_accelerator, 0)), textposition: "top center",
-            marker: {size: 11, symbol: ["circle", "square", "diamond"][i % 3], ...{color: colour(chosen).color}},
+            marker: {size: 11, symbol: ["circle", "square", "diamond"][i % 3], color: colour(chosen).color},
             hovertext: rs.map((r) => `${r.round}: ${num(r.per_accelerator, 1)} ${r.units} per accelerator<br>${system(r)} (${r.total_accelerators} accelerators)`),
             hoverinfo: "text"};
   }), {height: 360, title: {text: `${chosen}: best per accelerator by round, ${s.model} ${scenario} (evidence: measured)`, x: 0, font: {size: 13}},
