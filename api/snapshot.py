@@ -3,6 +3,7 @@ refresh publishes a new one (checked at most every ``check_interval`` seconds, n
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -19,6 +20,10 @@ from warehouse.store import Layout, SnapshotRef
 # cursors that answer requests, so the same SQL reads the same rows without the join.
 HOT_VIEWS = ("cost_input", "scenario_ratio")
 
+# Rows of parameterised subqueries (``ListQuery.keep``: cost rows per price basis, rate,
+# region, offer, OS and as_of) kept per snapshot, at most this many rows in all, oldest out.
+KEPT_ROWS = 1_000_000
+
 
 @dataclass
 class Opened:
@@ -30,6 +35,8 @@ class Opened:
     _local: threading.local = field(default_factory=threading.local)
     _hot: dict | None = None
     _hot_lock: threading.Lock = field(default_factory=threading.Lock)
+    _kept: dict = field(default_factory=dict)  # (sql, params) -> (name, Arrow table), in order
+    _names: itertools.count = field(default_factory=itertools.count)
 
     def hot(self) -> dict:
         """The hot views of this snapshot as Arrow tables, computed once (from the views'
@@ -60,10 +67,39 @@ class Opened:
             self._local.cursor = cur
         return cur
 
+    def kept(self, sql: str, params: list) -> tuple[str, frozenset[str]]:
+        """The rows of a parameterised subquery (``ListQuery.keep``), computed once per
+        snapshot and parameters on this thread's cursor and registered on it: the name to
+        read them as, and their columns. At most ``KEPT_ROWS`` rows are kept in all; the
+        oldest sets go first (with their encoded rows)."""
+        cur = self.local_cursor()
+        key = (sql, repr(params))
+        entry = self._kept.get(key)
+        if entry is None:
+            table = cur.sql(sql, params=params).to_arrow_table()
+            with self._hot_lock:
+                entry = self._kept.setdefault(key, (f"kept_{next(self._names)}", table))
+                while len(self._kept) > 1 and sum(t.num_rows for _, t in
+                                                  self._kept.values()) > KEPT_ROWS:
+                    name, _ = self._kept.pop(next(iter(self._kept)))
+                    for k in [k for k in self.cache if k[:2] == ("rows", name)]:
+                        self.cache.pop(k, None)
+        name, table = entry
+        registered: dict = self._local.__dict__.setdefault("kept", {})
+        live = {n for n, _ in self._kept.values()}
+        for old in [n for n in registered if n not in live]:  # evicted: let its rows go
+            cur.unregister(old)
+            del registered[old]
+        if name not in registered:
+            cur.register(name, table)
+            registered[name] = True
+        return name, frozenset(table.schema.names)
+
     def drop_local_cursor(self) -> None:
         """Forget this thread's cursor (closing it), e.g. after a query failed on it."""
         cur = getattr(self._local, "cursor", None)
         self._local.cursor = None
+        self._local.kept = {}
         if cur is not None:
             try:
                 cur.close()

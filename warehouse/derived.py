@@ -307,15 +307,13 @@ SELECT r.id || ':' || CAST(rate AS VARCHAR) AS id, r.id AS result_id, r.round, r
 FROM cost_input r, (VALUES """ + ", ".join(f"({r}::DOUBLE)" for r in ASSUMED_RATES) + """) AS rates(rate)
 """)
 
-def list_price_cost_sql(price_where: str, *, ask: str | None = None,
-                        results_where: str = "true") -> str:
+def list_price_cost_sql(price_where: str, *, ask: str | None = None) -> str:
     """Cost per million tokens of Tokens/s results at the cheapest Azure price per
     accelerator-hour of their accelerator, per region, offer, OS and reservation term, among the
     price versions ``price_where`` selects. Without ``ask``, only priced rows (every region,
     offer and OS). With ``ask`` (SQL of one row: region, offer, os), every result, 'no price'
-    with a NULL cost where its accelerator has no price there. ``results_where`` selects
-    among the results (``r``, cost_input) before any cost is computed. Bound parameters, in
-    order: ``ask``'s, ``price_where``'s, ``results_where``'s."""
+    with a NULL cost where its accelerator has no price there. Bound parameters, in order:
+    ``ask``'s, ``price_where``'s."""
     if ask is None:
         region, offer, os_, join, asked, first = "p.region", "p.offer", "p.os", "JOIN", "", ""
     else:
@@ -343,8 +341,7 @@ SELECT r.id || ':list_price:' || {region} || ':' || {offer} || ':' || {os_}
        {COST_PER_MILLION.format(rate="p.rate")} AS cost_per_million_tokens,
        {_lit(basis(Evidence.measured, Evidence.list_price))} AS basis,
        {LIST_PRICE} AS weakest_input
-FROM cost_input r {asked} {join} p ON p.accelerator_id = r.accelerator_id
-WHERE {results_where}"""
+FROM cost_input r {asked} {join} p ON p.accelerator_id = r.accelerator_id"""
 
 
 view("list_price_cost",

@@ -87,6 +87,9 @@ class ListQuery:
     # of the relation (a parameterised subquery); both with bound parameters.
     where: list[tuple[str, list]] = field(default_factory=list)
     subquery: tuple[str, list] | None = None
+    # The subquery's rows depend on the snapshot and its own parameters only (every filter
+    # applies outside it), so a caller may compute them once and read them as a relation.
+    keep: bool = False
     casefold: tuple[str, ...] = ()  # equals on these columns ignores case (names people type)
     known: list[Known] = field(default_factory=list)  # explained when nothing matches
     note: str | None = None  # said when nothing matches, e.g. a default filter that applied
@@ -98,7 +101,8 @@ class ListQuery:
         return [c for c in names if c not in SOURCE_COLUMNS] + [c for c in names if c in SOURCE_COLUMNS]
 
 
-def _quote(name: str) -> str:
+def quote_name(name: str) -> str:
+    """An identifier quoted for SQL."""
     return '"' + name.replace('"', '""') + '"'
 
 
@@ -123,10 +127,11 @@ class ListSQL:
 
 
 def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
-             have: frozenset[str] | None = None) -> ListSQL:
+             have: frozenset[str] | None = None, *, count: bool = False) -> ListSQL:
     """The SQL of a list query (parameters resolved against the snapshot). ``have`` is the
     relation's columns when known (``relation_columns``): a snapshot published before a column
-    existed answers NULL for it instead of failing."""
+    existed answers NULL for it instead of failing. ``count``: the narrow query also gives
+    the number of matching rows (a window over them) next to each id."""
     out_cols = q.output_columns
     with_source = issubclass(q.public, SourceLink)
     own = [c for c in out_cols if not (with_source and c in SOURCE_COLUMNS)]
@@ -137,8 +142,8 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
         source = f"({sub_sql})"
         params.extend(sub_params)
     else:
-        source = _quote(q.relation)
-    picked = ", ".join(f"NULL AS {_quote(c)}" if c in missing else f"t.{_quote(c)}" for c in own)
+        source = quote_name(q.relation)
+    picked = ", ".join(f"NULL AS {quote_name(c)}" if c in missing else f"t.{quote_name(c)}" for c in own)
     base = f"SELECT {picked} FROM {source} t"  # noqa: S608 - names from the Public model
     if with_source:
         base = (f"SELECT {picked}, s.source AS source_name, s.url AS source_snapshot_url, "  # noqa: S608
@@ -151,25 +156,25 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
         if col not in own or col in missing:
             raise QueryError(f"cannot filter on {col!r}", param=col)
         if col in q.casefold:
-            where.append(f"lower(t.{_quote(col)}) IN ({', '.join('?' * len(values))})")
+            where.append(f"lower(t.{quote_name(col)}) IN ({', '.join('?' * len(values))})")
             params.extend(str(v).lower() for v in values)
         else:
-            where.append(f"t.{_quote(col)} IN ({', '.join('?' * len(values))})")
+            where.append(f"t.{quote_name(col)} IN ({', '.join('?' * len(values))})")
             params.extend(values)
     for col, text in q.contains.items():
         if col not in own:
             raise QueryError(f"cannot filter on {col!r}", param=col)
-        where.append(f"t.{_quote(col)} ILIKE ? ESCAPE '\\'")
+        where.append(f"t.{quote_name(col)} ILIKE ? ESCAPE '\\'")
         params.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
                       + "%")
     for col, (lo, hi) in q.ranges.items():
         if col not in own:
             raise QueryError(f"cannot filter on {col!r}", param=col)
         if lo is not None:
-            where.append(f"t.{_quote(col)} >= ?")
+            where.append(f"t.{quote_name(col)} >= ?")
             params.append(lo)
         if hi is not None:
-            where.append(f"t.{_quote(col)} <= ?")
+            where.append(f"t.{quote_name(col)} <= ?")
             params.append(hi)
     for sql, p in q.where:
         where.append(sql)
@@ -183,9 +188,9 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
         if col not in out_cols:
             raise QueryError(f"cannot sort on {col!r}; sortable columns: {', '.join(out_cols)}",
                              param="sort")
-        order.append(f"{_quote(col)} {'DESC' if desc else 'ASC'} NULLS LAST")
+        order.append(f"{quote_name(col)} {'DESC' if desc else 'ASC'} NULLS LAST")
     tiebreak = "id" if "id" in out_cols else out_cols[0]
-    order.append(f"{_quote(tiebreak)} ASC")
+    order.append(f"{quote_name(tiebreak)} ASC")
     if q.columns:
         bad = [c for c in q.columns if c not in out_cols]
         if bad:
@@ -195,12 +200,13 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     else:
         select_cols = out_cols
     inner = f"{base}{where_sql}"
-    page = (f"SELECT {', '.join(_quote(c) for c in select_cols)} "  # noqa: S608
+    page = (f"SELECT {', '.join(quote_name(c) for c in select_cols)} "  # noqa: S608
             f"FROM ({inner}) ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
     narrow = ""
     sort_cols = [k.lstrip("-+") for k in q.sort] + [tiebreak]
     if tiebreak == "id" and not missing and all(c in own for c in sort_cols):
-        narrow = (f"SELECT t.id FROM {source} t{where_sql} ORDER BY "  # noqa: S608
+        narrow = (f"SELECT t.id{', count(*) OVER ()' if count else ''} "  # noqa: S608
+                  f"FROM {source} t{where_sql} ORDER BY "
                   + ", ".join("t." + o for o in order) + " LIMIT ? OFFSET ?")
     return ListSQL(inner=inner, page=page, params=params, columns=select_cols, base=base,
                    order=", ".join(order), narrow=narrow)
@@ -223,13 +229,20 @@ def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
 
 
 def run_list_ids(con: duckdb.DuckDBPyConnection, q: ListQuery,
-                 have: frozenset[str] | None = None) -> tuple[int, list, list[str]]:
+                 have: frozenset[str] | None = None, *,
+                 large: bool = False) -> tuple[int, list, list[str]]:
     """Return (total rows matching, the ids of the page's rows in order, the column names):
     the filter and the order without carrying the wide rows, for a caller that holds the
-    rows by id (``rows_by_id``). The relation needs an ``id`` column."""
-    s = list_sql(con, q, have)
-    sql = s.narrow or f"SELECT id FROM ({s.inner}) ORDER BY {s.order} LIMIT ? OFFSET ?"  # noqa: S608
-    ids = [r[0] for r in con.execute(sql, [*s.params, q.limit, q.offset]).fetchall()]
+    rows by id (``rows_by_id``). The relation needs an ``id`` column. ``large``: the relation
+    is large enough that a page is usually full, so the page's query counts the matching rows
+    too (a window) rather than a second query scanning them again."""
+    s = list_sql(con, q, have, count=large)
+    sql = s.narrow or (f"SELECT id{', count(*) OVER ()' if large else ''} FROM ({s.inner}) "  # noqa: S608
+                       f"ORDER BY {s.order} LIMIT ? OFFSET ?")
+    rows = con.execute(sql, [*s.params, q.limit, q.offset]).fetchall()
+    ids = [r[0] for r in rows]
+    if large and rows:
+        return rows[0][1], ids, s.columns
     return _total(con, q, s, len(ids)), ids, s.columns
 
 
@@ -239,7 +252,7 @@ def rows_by_id(con: duckdb.DuckDBPyConnection, q: ListQuery, ids: list,
     particular order); filters are not applied."""
     plain = dataclasses.replace(q, equals={}, contains={}, ranges={}, where=[], sort=[])
     s = list_sql(con, plain, have)
-    return fetch_dicts(con, f"SELECT {', '.join(_quote(c) for c in s.columns)} "  # noqa: S608
+    return fetch_dicts(con, f"SELECT {', '.join(quote_name(c) for c in s.columns)} "  # noqa: S608
                        f"FROM ({s.base}) b WHERE list_contains(?, b.id)", [*s.params, ids])
 
 
@@ -477,16 +490,16 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     select = derived.COST_RESULT_COLUMNS
     parts: list[str] = []
     params: list[object] = []
-    # the result filters go inside, on cost_input, before any cost is computed
-    results_where, results_params = f.where("r")
+    # The cost rows depend on the pricing parameters alone; the result filters apply outside,
+    # so the same rows serve every filter (``keep``).
     if "list_price" in bases:
         valid, valid_params = "valid_to IS NULL", []
         if as_of is not None:
             valid = "valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
             valid_params = [as_of, as_of]
         ask = "SELECT lower(?::VARCHAR) AS region, ?::VARCHAR AS offer, ?::VARCHAR AS os"
-        parts.append(derived.list_price_cost_sql(valid, ask=ask, results_where=results_where))
-        params += [region, offer, os, *valid_params, *results_params]
+        parts.append(derived.list_price_cost_sql(valid, ask=ask))
+        params += [region, offer, os, *valid_params]
     if "assumed" in bases:
         parts.append(f"""
             SELECT r.id || ':assumed:' || CAST(a.rate AS VARCHAR) AS id, {select},
@@ -498,14 +511,13 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
                    a.rate AS rate_per_accelerator_hour, 'assumed' AS price_status,
                    {derived.COST_PER_MILLION.format(rate="a.rate")} AS cost_per_million_tokens,
                    ? AS basis
-            FROM cost_input r CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS rate) a
-            WHERE {results_where}""")
-        params += [basis(Evidence.measured, Evidence.assumption), rates, *results_params]
+            FROM cost_input r CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS rate) a""")
+        params += [basis(Evidence.measured, Evidence.assumption), sorted(set(rates))]
     if not parts:
         raise QueryError("basis must be list_price and/or assumed", param="basis")
     sql = " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts)
-    q = ListQuery(relation="costs", public=CostPublic, subquery=(sql, params),
-                  known=f.known(), note=f.note())
+    q = f.query("costs", CostPublic)
+    q.subquery, q.keep = (sql, params), True
     q.equals["price_status"] = price_status
     return q
 
@@ -655,8 +667,8 @@ def validation_results(con: duckdb.DuckDBPyConnection) -> list[dict]:
 
 def _distinct(con: duckdb.DuckDBPyConnection, relation: str, column: str) -> list:
     return [r[0] for r in con.execute(
-        f"SELECT DISTINCT {_quote(column)} FROM {_quote(relation)} "  # noqa: S608 - fixed names
-        f"WHERE {_quote(column)} IS NOT NULL ORDER BY 1").fetchall()]
+        f"SELECT DISTINCT {quote_name(column)} FROM {quote_name(relation)} "  # noqa: S608 - fixed names
+        f"WHERE {quote_name(column)} IS NOT NULL ORDER BY 1").fetchall()]
 
 
 def meta(con: duckdb.DuckDBPyConnection) -> dict:

@@ -3,6 +3,7 @@ that runs a ``ListQuery`` and renders it."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,12 +24,14 @@ from api.responses import (
     pick_format,
 )
 from api.snapshot import Opened, SnapshotReader
+from warehouse.db import scalar
 from warehouse.exceptions import QueryError
 from warehouse.export import for_parquet
 from warehouse.queries import (
     ListQuery,
     ResultFilter,
     empty_hint,
+    quote_name,
     relation_columns,
     rows_by_id,
     run_list,
@@ -169,12 +172,17 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
         return hit
     con = opened.local_cursor()
     arrow = None
+    have: frozenset[str] | None
     try:
-        key = ("columns", q.relation)
-        if q.subquery is None and key not in opened.cache:
-            opened.cache[key] = relation_columns(con, q.relation)
+        if q.keep and q.subquery is not None:  # rows the same for every filter: kept
+            name, have = opened.kept(*q.subquery)
+            q = dataclasses.replace(q, relation=name, subquery=None)
+        else:
+            key = ("columns", q.relation)
+            if q.subquery is None and key not in opened.cache:
+                opened.cache[key] = relation_columns(con, q.relation)
+            have = opened.cache.get(key)
         fmt = pick_format(request, p.format)
-        have = opened.cache.get(key)
         rows: list[dict] = []
         encoded: list[bytes] | None = None
         if fmt is Format.parquet:  # typed by the database's schema
@@ -200,6 +208,9 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
 
 
 ROW_STORE_SIZE = 200_000  # encoded rows kept per snapshot (≈ 1-2 KB each), all relations
+# From this many rows a relation's pages are usually full: the page's query counts the matches
+# (a window) instead of a second query counting them.
+LARGE_RELATION = 10_000
 
 
 def _page_from_row_store(con, opened: Opened, q: ListQuery,
@@ -207,7 +218,11 @@ def _page_from_row_store(con, opened: Opened, q: ListQuery,
     """A JSON page as the page's ids (a narrow query) and each row's JSON, encoded once per
     snapshot: a snapshot never changes, so a row's bytes never do. ``None`` rows when the page's
     ids are not unique (the caller then runs the whole query)."""
-    total, ids, cols = run_list_ids(con, q, have)
+    size = opened.cache.get(("size", q.relation))
+    if size is None:
+        size = opened.cache[("size", q.relation)] = scalar(
+            con, f"SELECT count(*) FROM {quote_name(q.relation)}")  # noqa: S608
+    total, ids, cols = run_list_ids(con, q, have, large=size >= LARGE_RELATION)
     if len(set(ids)) != len(ids):
         return total, None, cols
     store: dict = opened.cache.setdefault(("rows", q.relation, q.public), {})

@@ -108,3 +108,90 @@ def test_the_caches_hold_at_most_their_memory_budget(full_copy, client_for):
     again = client.get("/v1/results?limit=100&offset=400", headers={"Accept-Encoding": "identity"})
     assert again.content == client_for(make_settings(tmp, sources, api_response_cache=0)).get(
         "/v1/results?limit=100&offset=400", headers={"Accept-Encoding": "identity"}).content
+
+
+COST_QUERIES = [
+    "basis=assumed&rate=10&model=llama2-70b-99.9&scenario=Interactive",
+    "basis=assumed&rate=5,7.5&division=all&availability=all&sort=-cost_per_million_tokens",
+    "basis=list_price&accelerator=H200&division=all&availability=all",
+    "round=6.1&price_status=priced&division=all&availability=all&limit=7&offset=1",
+    "basis=list_price&offer=reservation&region=EastUS2&sort=cost_per_million_tokens",
+    "basis=list_price&as_of=2026-01-01&organization=nvidia",
+]
+
+
+def _direct(snapshot, url: str) -> tuple[int, list[tuple]]:
+    """The same costs page computed by the subquery itself on a plain connection to the
+    snapshot (no kept rows, no hot views, no row store)."""
+    import dataclasses
+
+    import duckdb
+
+    from api.routes.common import parse_as_of, ranked_filters
+    from warehouse.queries import costs_query, run_list
+
+    params: dict[str, list[str]] = {}
+    for part in url.split("&"):
+        k, v = part.split("=")
+        params.setdefault(k, []).extend(v.split(","))
+    one = {k: v[0] for k, v in params.items()}
+    f = ranked_filters(params.get("round"), params.get("division"), params.get("organization"),
+                       params.get("model"), params.get("accelerator"),
+                       params.get("availability"), params.get("scenario"))
+    query = costs_query(f, bases=params.get("basis", ["list_price", "assumed"]),
+                        rates=[float(r) for r in params.get("rate", ["5", "10", "15"])],
+                        region=one.get("region", "eastus2"), offer=one.get("offer", "on_demand"),
+                        os=one.get("os", "linux"), as_of=parse_as_of(one.get("as_of")),
+                        price_status=params.get("price_status", []))
+    query = dataclasses.replace(query, limit=int(one.get("limit", 100)),
+                                offset=int(one.get("offset", 0)),
+                                sort=params.get("sort", []))
+    con = duckdb.connect(str(snapshot), read_only=True, config={"threads": 1})  # as the API's
+    try:
+        total, rows, _ = run_list(con, query)
+    finally:
+        con.close()
+    return total, [(r["id"], r["price_status"], r["rate_per_accelerator_hour"],
+                    r["cost_per_million_tokens"]) for r in rows]
+
+
+def _snapshot_file(tmp):
+    import json
+
+    return tmp / "var" / "snapshots" / json.loads((tmp / "var" / "CURRENT").read_text())["file"]
+
+
+def _served(client, url: str) -> tuple[int, list[tuple]]:
+    body = client.get("/v1/costs?" + url).json()
+    return body["total"], [(r["id"], r["price_status"], r["rate_per_accelerator_hour"],
+                            r["cost_per_million_tokens"]) for r in body["rows"]]
+
+
+def test_kept_cost_rows_answer_what_the_costs_query_computes(full_copy, client_for):
+    """/v1/costs reads the cost rows of its price parameters kept once per snapshot, the
+    filters applied to them: the pages equal the costs SQL run whole on the snapshot."""
+    tmp, sources = full_copy
+    client = client_for(make_settings(tmp, sources, api_response_cache=0))
+    snapshot = _snapshot_file(tmp)
+    for url in COST_QUERIES:
+        served = _served(client, url)
+        assert served == _direct(snapshot, url), url
+        assert served[1], url  # every query here has rows
+    assert len(client.app.state.reader.get()._kept) == len(COST_QUERIES)  # one per price set
+
+
+def test_kept_cost_rows_are_bounded_oldest_out(full_copy, client_for, monkeypatch):
+    """With room for one set of cost rows, each new set of price parameters replaces the
+    previous one (and its encoded rows); answers stay right when a set comes back."""
+    import api.snapshot
+
+    monkeypatch.setattr(api.snapshot, "KEPT_ROWS", 1)
+    tmp, sources = full_copy
+    client = client_for(make_settings(tmp, sources, api_response_cache=0))
+    snapshot = _snapshot_file(tmp)
+    for url in COST_QUERIES[:2] + COST_QUERIES[:1]:
+        assert _served(client, url) == _direct(snapshot, url), url
+        opened = client.app.state.reader.get()
+        assert len(opened._kept) == 1
+        (name, _), = opened._kept.values()
+        assert {k[1] for k in opened.cache if k[0] == "rows"} <= {name}

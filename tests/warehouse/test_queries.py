@@ -88,6 +88,27 @@ def test_pages_and_totals(con):
     assert total == 13 and rows == []
 
 
+@pytest.mark.parametrize("limit, offset, sort, org", [
+    (5, 0, ["-result"], None), (5, 10, ["-result"], None), (5, 100, [], None),
+    (100, 0, ["system_name"], None), (3, 1, [], "Org1"), (5, 0, [], "nosuch")])
+def test_ids_counted_with_the_page_equal_ids_and_a_separate_count(con, limit, offset, sort, org):
+    """``large=True`` counts the matches in the page's query (a window): the same total and
+    the same ids in the same order as the page and a count of its own, for full, short, past
+    the end and empty pages."""
+    query = q.ListQuery(relation="mlperf_result", public=MlperfResultPublic, limit=limit,
+                        offset=offset, sort=sort)
+    if org:
+        query.equals["organization"] = [org]
+    expected_total = con.execute("SELECT count(*) FROM mlperf_result"
+                                 + (" WHERE organization = ?" if org else ""),
+                                 [org] if org else []).fetchone()[0]
+    separate = q.run_list_ids(con, query)
+    windowed = q.run_list_ids(con, query, large=True)
+    assert windowed == separate
+    assert windowed[0] == expected_total
+    assert len(windowed[1]) == max(0, min(limit, expected_total - offset))
+
+
 @pytest.mark.parametrize("change, param", [
     ({"sort": ["nope"]}, "sort"), ({"sort": ["-id; DROP TABLE claim"]}, "sort"),
     ({"columns": ["id", "nope"]}, "columns"), ({"equals": {"nope": ["x"]}}, "nope"),
