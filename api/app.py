@@ -10,10 +10,12 @@ import fastapi_offline
 from fastapi import Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import GZipMiddleware
 
 from api import errors
+from api.direct import DirectRoutes
 from api.responses import FastResponses, HeadAsGet, ResponseCache
 from api.routes import calc, derived, evidence, explorer, prices, provenance, results
 from api.routes.common import strict_params
@@ -62,13 +64,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.responses = ResponseCache(settings.api_response_cache, half)
     errors.install(app)
     app.state.fast = app.fast = FastResponses(app.state.responses, app.state.reader, half)
+    modules = (results, derived, evidence, prices, calc, provenance, explorer)
+    # The cold path's shortcut past dependency solving; strict_params, the one app-wide
+    # dependency, is its accepted-parameter check (anything it does not know goes the
+    # regular way)
+    app.add_middleware(DirectRoutes, routes=[r for m in modules for r in m.router.routes
+                                             if isinstance(r, APIRoute)])
     app.add_middleware(GZipMiddleware, minimum_size=1024)  # when the client accepts gzip
     app.add_middleware(HeadAsGet)
     if settings.api_cors_origins:  # added last, so it wraps cached answers too
         app.add_middleware(CORSMiddleware, allow_origins=settings.api_cors_origins,
                            allow_methods=["GET", "HEAD"], allow_headers=["*"],
                            expose_headers=["ETag", "X-Total-Count", "X-Snapshot-Id", "Link"])
-    for module in (results, derived, evidence, prices, calc, provenance, explorer):
+    for module in modules:
         app.include_router(module.router)
     app.mount("/static/docs", StaticFiles(directory=DOCS_ASSETS), name="docs-assets")
     app.mount("/static", StaticFiles(directory=explorer.STATIC), name="static")

@@ -70,6 +70,56 @@ def test_cold_and_warm_answers_are_byte_identical(cold_and_warm, headers):
                 _same(c, w2)
 
 
+DIRECT_EXTRA = [
+    "/v1/results?model=deepseek-r1,llama2-70b&scenario=interactive&scenario=Server",
+    "/v1/results?model=&limit=3",                      # an empty value is no filter
+    "/v1/results?limit=3&limit=4",                     # the last value counts
+    "/v1/results?limit=5000",                          # 422 from page()
+    "/v1/results?limt=5",                              # unknown parameter: 422
+    "/v1/results?min_result=abc",                      # invalid: FastAPI's 422
+    "/v1/results?accelerator=H100",                    # ambiguous: 422 from the query
+    "/v1/results?sort=-nosuch",
+    "/v1/costs?rate=0",
+    "/v1/costs?rate=5,x",
+    "/v1/results/nosuch-id",                           # a path parameter: the regular way
+    "/v1/calc/ridge?hardware=nvidia-h100-sxm",
+    "/v1/calc/decode-bound",
+    "/healthz", "/readyz", "/v1/refreshes", "/", "/nosuch",
+]
+
+
+def _direct_routes(client):
+    """The DirectRoutes layer of a client's application (its middleware stack built)."""
+    from api.direct import DirectRoutes
+
+    client.get("/readyz")
+    layer = client.app.middleware_stack
+    while not isinstance(layer, DirectRoutes):
+        layer = layer.app
+    return layer
+
+
+@pytest.mark.parametrize("headers", HEADERS, ids=["gzip", "identity", "accept-csv"])
+def test_direct_routes_answer_what_fastapi_answers(full_copy, client_for, monkeypatch, headers):
+    """The cold path's shortcut past dependency solving (api.direct) gives the status,
+    headers and bytes FastAPI's own handling gives, for good requests and bad ones."""
+    import api.direct
+
+    tmp, sources = full_copy
+    direct = client_for(make_settings(tmp, sources, api_response_cache=0))
+    assert {"/v1/results", "/v1/costs", "/v1/ratios"} <= set(_direct_routes(direct).plans)
+    monkeypatch.setattr(api.direct, "_plan", lambda dependant: None)
+    regular = client_for(make_settings(tmp, sources, api_response_cache=0))
+    assert _direct_routes(regular).plans == {}
+    for url in QUERIES + DIRECT_EXTRA:
+        a, b = direct.get(url, headers=headers), regular.get(url, headers=headers)
+        if url in ("/healthz", "/readyz", "/v1/refreshes"):  # they name the time they answer
+            assert a.status_code == b.status_code and a.json().keys() == b.json().keys()
+            continue
+        _same(a, b)
+        assert direct.head(url, headers=headers).headers.get("etag") == b.headers.get("etag")
+
+
 def test_the_row_store_page_equals_the_whole_query(full_client):
     """A JSON page from the row store (ids, then each row's stored JSON) and the same page
     computed whole (naming every column sends it through the query) hold the same rows."""
