@@ -70,6 +70,21 @@ class Known:
     sql: str
 
 
+@dataclass(frozen=True)
+class AnyOf:
+    """A filter condition: the row's value in one of ``terms``' columns (lowercased when the
+    term folds case) is one of that term's values. Written as SQL for DuckDB (``sql``) and
+    evaluated on an in-memory copy of the relation (``arrow_ids``) alike."""
+
+    terms: tuple[tuple[str, bool, object], ...]  # (column, fold case, values or Accelerators)
+
+    def sql(self, alias: str) -> tuple[str, list]:
+        parts = [f"list_contains(?::VARCHAR[], {f'lower({alias}.{c})' if fold else f'{alias}.{c}'})"
+                 for c, fold, _ in self.terms]
+        text = " OR ".join(parts)
+        return (f"({text})" if len(parts) > 1 else text), [v for _, _, v in self.terms]
+
+
 @dataclass
 class ListQuery:
     """A filtered, sorted, paginated read of one relation, returning ``public``'s columns."""
@@ -86,6 +101,7 @@ class ListQuery:
     # Written in this module only: a condition over ``t`` (the relation), and SQL read instead
     # of the relation (a parameterised subquery); both with bound parameters.
     where: list[tuple[str, list]] = field(default_factory=list)
+    any_of: list[AnyOf] = field(default_factory=list)  # conditions on ``t``, all must hold
     subquery: tuple[str, list] | None = None
     # The subquery's rows depend on the snapshot and its own parameters only (every filter
     # applies outside it), so a caller may compute them once and read them as a relation.
@@ -176,7 +192,7 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
         if hi is not None:
             where.append(f"t.{quote_name(col)} <= ?")
             params.append(hi)
-    for sql, p in q.where:
+    for sql, p in [cond.sql("t") for cond in q.any_of] + q.where:
         where.append(sql)
         params.extend(p)
     where_sql = (" WHERE " + " AND ".join(where)) if where else ""
@@ -250,7 +266,8 @@ def rows_by_id(con: duckdb.DuckDBPyConnection, q: ListQuery, ids: list,
                have: frozenset[str] | None = None) -> list[dict]:
     """The rows of ``q``'s relation with these ids, with the columns a page row has (in no
     particular order); filters are not applied."""
-    plain = dataclasses.replace(q, equals={}, contains={}, ranges={}, where=[], sort=[])
+    plain = dataclasses.replace(q, equals={}, contains={}, ranges={}, where=[], any_of=[],
+                                sort=[])
     s = list_sql(con, plain, have)
     return fetch_dicts(con, f"SELECT {', '.join(quote_name(c) for c in s.columns)} "  # noqa: S608
                        f"FROM ({s.base}) b WHERE list_contains(?, b.id)", [*s.params, ids])
@@ -346,32 +363,29 @@ class ResultFilter:
         return [r.strip().lower() if r.strip()[:1].lower() == "v" else "v" + r.strip()
                 for r in self.round]  # 6.1 and V6.1 are v6.1
 
-    def conditions(self, alias: str = "t") -> list[tuple[str, list]]:
-        """The filters as SQL conditions on ``alias`` with bound parameters. ``model`` matches
-        a model id or a family (a family matches all its ids), spellings normalised."""
-        out: list[tuple[str, list]] = []
+    def any_of(self) -> list[AnyOf]:
+        """The filters as conditions. ``model`` matches a model id or a family (a family
+        matches all its ids), spellings normalised."""
+        out: list[AnyOf] = []
         rounds = self._rounds()
         for column, values in (("round", rounds), ("division", self.division),
                                ("availability", self.availability), ("scenario", self.scenario)):
             if values:
-                out.append((f"list_contains(?::VARCHAR[], {alias}.{column})", [values]))
+                out.append(AnyOf(((column, False, values),)))
         if self.organization:  # as people type them: nvidia finds NVIDIA
-            out.append((f"list_contains(?::VARCHAR[], lower({alias}.organization))",
-                        [[v.strip().lower() for v in self.organization]]))
+            out.append(AnyOf((("organization", True,
+                               [v.strip().lower() for v in self.organization]),)))
         if self.accelerator:  # an id, a published spelling or a short name (H200)
-            out.append((f"list_contains(?::VARCHAR[], {alias}.accelerator_id)",
-                        [Accelerators(tuple(self.accelerator))]))
+            out.append(AnyOf((("accelerator_id", False, Accelerators(tuple(self.accelerator))),)))
         if self.model:
             models = [normalise_model(m) for m in self.model]
-            out.append((f"(list_contains(?::VARCHAR[], {alias}.model_id) "
-                        f"OR list_contains(?::VARCHAR[], {alias}.model_family))",
-                        [models, models]))
+            out.append(AnyOf((("model_id", False, models), ("model_family", False, models))))
         return out
 
     def where(self, alias: str) -> tuple[str, list]:
-        """``conditions`` as one SQL condition (``true`` when there is none) and its
+        """``any_of`` as one SQL condition (``true`` when there is none) and its
         parameters, for SQL that filters a relation of its own."""
-        conditions = self.conditions(alias)
+        conditions = [c.sql(alias) for c in self.any_of()]
         return (" AND ".join(sql for sql, _ in conditions) or "true",
                 [p for _, ps in conditions for p in ps])
 
@@ -408,7 +422,7 @@ class ResultFilter:
 
     def query(self, relation: str, public: type[BaseModel]) -> ListQuery:
         """A list query of ``relation`` with these filters."""
-        return ListQuery(relation=relation, public=public, where=self.conditions(),
+        return ListQuery(relation=relation, public=public, any_of=self.any_of(),
                          known=self.known(), note=self.note())
 
 
@@ -419,9 +433,9 @@ def results_query(f: ResultFilter, *, units: list[str], system: str | None,
     q = dataclasses.replace(f, accelerator=[]).query("mlperf_result", MlperfResultPublic)
     q.equals["units"] = units
     if accs:  # also the name as published, for spellings no id maps
-        q.where.append(("(list_contains(?::VARCHAR[], t.accelerator_id) OR "
-                        "list_contains(?::VARCHAR[], lower(t.accelerator_model_name)))",
-                        [Accelerators(tuple(accs)), [a.strip().lower() for a in accs]]))
+        q.any_of.append(AnyOf((("accelerator_id", False, Accelerators(tuple(accs))),
+                               ("accelerator_model_name", True,
+                                [a.strip().lower() for a in accs]))))
         q.known = f.known()
     if system:
         q.contains["system_name"] = system
@@ -537,8 +551,7 @@ def claims_query(*, vendor: list[str], evidence: list[str], metric: list[str], m
         "vendor": vendor, "metric": metric, "evidence": evidence}, casefold=("vendor",))
     if model:
         models = [normalise_model(m) for m in model]
-        q.where.append(("(list_contains(?::VARCHAR[], t.model) "
-                        "OR list_contains(?::VARCHAR[], t.model_family))", [models, models]))
+        q.any_of.append(AnyOf((("model", False, models), ("model_family", False, models))))
     if product:
         q.contains["product"] = product
     return q
@@ -588,8 +601,7 @@ def prices_query(*, sku: list[str], accelerator: list[str], region: list[str],
         casefold=("arm_sku_name", "arm_region_name"))
     q.where.append(_valid_at(as_of))
     if accelerator:
-        q.where.append(("list_contains(?::VARCHAR[], t.accelerator_id)",
-                        [Accelerators(tuple(accelerator))]))
+        q.any_of.append(AnyOf((("accelerator_id", False, Accelerators(tuple(accelerator))),)))
         q.known.append(Known("accelerator", tuple(accelerator),
                              "SELECT DISTINCT accelerator_id FROM price_catalog ORDER BY 1"))
     for param, values, column in (("sku", sku, "arm_sku_name"), ("region", region,
