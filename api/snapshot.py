@@ -12,6 +12,7 @@ from datetime import datetime
 import duckdb
 
 from warehouse.exceptions import QueryError
+from warehouse.queries import quote_name
 from warehouse.schema import empty_warehouse
 from warehouse.store import Layout, SnapshotRef
 
@@ -19,6 +20,11 @@ from warehouse.store import Layout, SnapshotRef
 # materialised once per snapshot, in memory, and registered under the view's own name on the
 # cursors that answer requests, so the same SQL reads the same rows without the join.
 HOT_VIEWS = ("cost_input", "scenario_ratio")
+
+# Relations also copied into memory (Arrow, the columns their list pages have) so that their
+# filters and sorts run without SQL (``warehouse.queries.arrow_ids``): the results every
+# dashboard filters. The hot views and kept rows are in memory already.
+COPIED = ("mlperf_result",)
 
 # Rows of parameterised subqueries (``ListQuery.keep``: cost rows per price basis, rate,
 # region, offer, OS and as_of) kept per snapshot, at most this many rows in all, oldest out.
@@ -94,6 +100,33 @@ class Opened:
             cur.register(name, table)
             registered[name] = True
         return name, frozenset(table.schema.names)
+
+    def table(self, relation: str, columns: list[str]):
+        """An in-memory (Arrow) copy of ``relation`` for ``warehouse.queries.arrow_ids``, or
+        None: a hot view, kept rows, or a relation in ``COPIED`` (those of ``columns`` it
+        has, copied once per snapshot)."""
+        hot = self.hot()
+        if relation in hot:
+            return hot[relation]
+        for name, table in list(self._kept.values()):
+            if name == relation:
+                return table
+        if relation not in COPIED:
+            return None
+        key = ("copy", relation)
+        table = self.cache.get(key)
+        if table is None:
+            cur = self.con.cursor()
+            try:
+                have = {r[0] for r in cur.execute(
+                    "SELECT column_name FROM duckdb_columns() WHERE table_name = ?",
+                    [relation]).fetchall()}
+                picked = ", ".join(quote_name(c) for c in columns if c in have)
+                table = self.cache[key] = cur.sql(
+                    f"SELECT {picked} FROM {quote_name(relation)}").to_arrow_table()  # noqa: S608
+            finally:
+                cur.close()
+        return table
 
     def drop_local_cursor(self) -> None:
         """Forget this thread's cursor (closing it), e.g. after a query failed on it."""

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
+import operator
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import duckdb
+import pyarrow.compute as pc
 from pydantic import BaseModel
 
 from warehouse import derived
@@ -271,6 +274,51 @@ def rows_by_id(con: duckdb.DuckDBPyConnection, q: ListQuery, ids: list,
     s = list_sql(con, plain, have)
     return fetch_dicts(con, f"SELECT {', '.join(quote_name(c) for c in s.columns)} "  # noqa: S608
                        f"FROM ({s.base}) b WHERE list_contains(?, b.id)", [*s.params, ids])
+
+
+def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
+              have: frozenset[str] | None = None) -> tuple[int, list, list[str]] | None:
+    """``run_list_ids`` evaluated on ``table``, an in-memory (Arrow) copy of the query's
+    relation, instead of in SQL: no query to plan, for the small hot relations a dashboard
+    filters most. The same rows in the same order: equality (``IN``), case folding,
+    substrings (``ILIKE``), ranges and ``any_of`` as the SQL has them, NULLs never matching,
+    sort keys NULLS LAST then ``id``. The query is first checked as the SQL path checks it
+    (unknown columns, sort keys). None when it needs SQL: a raw ``where`` condition, a
+    subquery, or a column the copy lacks."""
+    s = list_sql(con, q, have)  # the same checks (and errors) as the SQL path
+    if q.where or q.subquery is not None or not s.narrow:
+        return None
+    order = [(k.lstrip("-+"), "descending" if k.startswith("-") else "ascending", "at_end")
+             for k in q.sort] + [("id", "ascending", "at_end")]
+    needed = ({c for c, v in q.equals.items() if v} | set(q.contains) | set(q.ranges)
+              | {c for cond in q.any_of for c, _, _ in cond.terms} | {c for c, _, _ in order})
+    if not needed <= set(table.schema.names):
+        return None
+    terms: list = []
+    for col, values in q.equals.items():
+        if values:
+            terms.append(pc.utf8_lower(pc.field(col)).isin([str(v).lower() for v in values])
+                         if col in q.casefold else pc.field(col).isin(values))
+    for col, text in q.contains.items():
+        terms.append(pc.match_substring(pc.field(col), text, ignore_case=True))
+    for col, (lo, hi) in q.ranges.items():
+        if lo is not None:
+            terms.append(pc.field(col) >= lo)
+        if hi is not None:
+            terms.append(pc.field(col) <= hi)
+    for cond in q.any_of:
+        either = None
+        for col, fold, allowed in cond.terms:
+            wanted = resolve_accelerators(con, allowed.values) \
+                if isinstance(allowed, Accelerators) else list(allowed)  # type: ignore[call-overload]
+            field_ = pc.utf8_lower(pc.field(col)) if fold else pc.field(col)
+            test = field_.isin(wanted)
+            either = test if either is None else either | test
+        terms.append(either)
+    rows = table.filter(functools.reduce(operator.and_, terms)) if terms else table
+    picked = pc.sort_indices(rows, sort_keys=order)[
+        q.offset:q.offset + q.limit]
+    return rows.num_rows, rows.column("id").take(picked).to_pylist(), s.columns
 
 
 def run_list_arrow(con: duckdb.DuckDBPyConnection, q: ListQuery,

@@ -30,6 +30,7 @@ from warehouse.export import for_parquet
 from warehouse.queries import (
     ListQuery,
     ResultFilter,
+    arrow_ids,
     empty_hint,
     quote_name,
     relation_columns,
@@ -218,11 +219,16 @@ def _page_from_row_store(con, opened: Opened, q: ListQuery,
     """A JSON page as the page's ids (a narrow query) and each row's JSON, encoded once per
     snapshot: a snapshot never changes, so a row's bytes never do. ``None`` rows when the page's
     ids are not unique (the caller then runs the whole query)."""
-    size = opened.cache.get(("size", q.relation))
-    if size is None:
-        size = opened.cache[("size", q.relation)] = scalar(
-            con, f"SELECT count(*) FROM {quote_name(q.relation)}")  # noqa: S608
-    total, ids, cols = run_list_ids(con, q, have, large=size >= LARGE_RELATION)
+    table = opened.table(q.relation, q.output_columns)
+    found = arrow_ids(con, table, q, have) if table is not None else None
+    if found is not None:  # filtered and sorted in memory, no SQL to plan
+        total, ids, cols = found
+    else:
+        size = opened.cache.get(("size", q.relation))
+        if size is None:
+            size = opened.cache[("size", q.relation)] = scalar(
+                con, f"SELECT count(*) FROM {quote_name(q.relation)}")  # noqa: S608
+        total, ids, cols = run_list_ids(con, q, have, large=size >= LARGE_RELATION)
     if len(set(ids)) != len(ids):
         return total, None, cols
     store: dict = opened.cache.setdefault(("rows", q.relation, q.public), {})
