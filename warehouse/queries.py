@@ -12,12 +12,12 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
-import operator
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import duckdb
+import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel
 
@@ -294,28 +294,34 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
               | {c for cond in q.any_of for c, _, _ in cond.terms} | {c for c, _, _ in order})
     if not needed <= set(table.schema.names):
         return None
-    terms: list = []
-    for col, values in q.equals.items():
-        if values:
-            terms.append(pc.utf8_lower(pc.field(col)).isin([str(v).lower() for v in values])
-                         if col in q.casefold else pc.field(col).isin(values))
-    for col, text in q.contains.items():
-        terms.append(pc.match_substring(pc.field(col), text, ignore_case=True))
-    for col, (lo, hi) in q.ranges.items():
-        if lo is not None:
-            terms.append(pc.field(col) >= lo)
-        if hi is not None:
-            terms.append(pc.field(col) <= hi)
-    for cond in q.any_of:
-        either = None
-        for col, fold, allowed in cond.terms:
-            wanted = resolve_accelerators(con, allowed.values) \
-                if isinstance(allowed, Accelerators) else list(allowed)  # type: ignore[call-overload]
-            field_ = pc.utf8_lower(pc.field(col)) if fold else pc.field(col)
-            test = field_.isin(wanted)
-            either = test if either is None else either | test
-        terms.append(either)
-    rows = table.filter(functools.reduce(operator.and_, terms)) if terms else table
+    def among(col: str, values: list, fold: bool = False):
+        column = table.column(col)
+        if fold:
+            column, values = pc.utf8_lower(column), [str(v).lower() for v in values]
+        return pc.is_in(column, value_set=pa.array(values, type=column.type))
+
+    masks: list = []
+    try:  # boolean masks of the copy's columns (compute kernels, no query plan)
+        for col, values in q.equals.items():
+            if values:
+                masks.append(among(col, values, col in q.casefold))
+        for col, text in q.contains.items():
+            masks.append(pc.match_substring(table.column(col), text, ignore_case=True))
+        for col, (lo, hi) in q.ranges.items():
+            if lo is not None:
+                masks.append(pc.greater_equal(table.column(col), lo))
+            if hi is not None:
+                masks.append(pc.less_equal(table.column(col), hi))
+        for cond in q.any_of:
+            tests = [among(col, resolve_accelerators(con, allowed.values)
+                           if isinstance(allowed, Accelerators) else list(allowed), fold)  # type: ignore[call-overload]
+                     for col, fold, allowed in cond.terms]
+            masks.append(functools.reduce(pc.or_kleene, tests))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None  # a value the column's type cannot hold: SQL casts it its own way
+    rows = table.select(list(dict.fromkeys(["id", *(c for c, _, _ in order)])))
+    if masks:  # the page needs the sort keys and ids of the matches, no other column
+        rows = rows.filter(functools.reduce(pc.and_kleene, masks))
     picked = pc.sort_indices(rows, sort_keys=order)[
         q.offset:q.offset + q.limit]
     return rows.num_rows, rows.column("id").take(picked).to_pylist(), s.columns
