@@ -3,6 +3,7 @@ refresh publishes a new one (checked at most every ``check_interval`` seconds, n
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import threading
 import time
@@ -31,6 +32,33 @@ COPIED = ("mlperf_result",)
 KEPT_ROWS = 1_000_000
 
 
+# Set while a request is answered on the event loop (``api.direct``): anything that would
+# block it — a DuckDB query, opening a snapshot, computing a per-snapshot copy — raises
+# ``NeedsThread`` instead, and the request is answered again in a worker thread.
+IN_LOOP: contextvars.ContextVar[bool] = contextvars.ContextVar("in_loop", default=False)
+
+
+class NeedsThread(Exception):  # noqa: N818 - a signal, not an error
+    """This request needs the database: answer it in a worker thread."""
+
+
+def blocking() -> None:
+    """Called before work that may block: refuses it on the event loop (``IN_LOOP``)."""
+    if IN_LOOP.get():
+        raise NeedsThread
+
+
+class LazyCursor:
+    """``Opened.local_cursor()``, taken when first used: an answer found in memory never
+    takes one (nor blocks on the database)."""
+
+    def __init__(self, opened: Opened) -> None:
+        self._opened = opened
+
+    def __getattr__(self, name: str):
+        return getattr(self._opened.local_cursor(), name)
+
+
 @dataclass
 class Opened:
     """An open snapshot: its pointer (None when nothing was published yet) and connection."""
@@ -49,6 +77,7 @@ class Opened:
         definitions in ``warehouse.derived``, so a snapshot published before a view existed
         has it too)."""
         if self._hot is None:
+            blocking()
             with self._hot_lock:
                 if self._hot is None:
                     from warehouse import derived
@@ -65,24 +94,34 @@ class Opened:
         """This thread's cursor on the snapshot (kept for the thread's next request), with the
         hot views registered. The caller must not close it; after a failure it calls
         ``drop_local_cursor`` so the next request starts on a fresh one."""
+        blocking()
         cur = getattr(self._local, "cursor", None)
         if cur is None:
             cur = self.con.cursor()
             for name, table in self.hot().items():
                 cur.register(name, table)
             self._local.cursor = cur
+            self._local.kept = {}
+        registered: dict = self._local.kept
+        live = dict(self._kept.values())
+        for old in [n for n in registered if n not in live]:  # evicted: let its rows go
+            cur.unregister(old)
+            del registered[old]
+        for name, table in live.items():  # kept rows read by name, as relations
+            if name not in registered:
+                cur.register(name, table)
+                registered[name] = True
         return cur
 
     def kept(self, sql: str, params: list) -> tuple[str, frozenset[str]]:
         """The rows of a parameterised subquery (``ListQuery.keep``), computed once per
-        snapshot and parameters on this thread's cursor and registered on it: the name to
-        read them as, and their columns. At most ``KEPT_ROWS`` rows are kept in all; the
-        oldest sets go first (with their encoded rows)."""
-        cur = self.local_cursor()
+        snapshot and parameters: the name to read them as (registered on every thread's
+        cursor, see ``local_cursor``) and their columns. At most ``KEPT_ROWS`` rows are kept
+        in all; the oldest sets go first (with their encoded rows)."""
         key = (sql, repr(params))
         entry = self._kept.get(key)
         if entry is None:
-            table = cur.sql(sql, params=params).to_arrow_table()
+            table = self.local_cursor().sql(sql, params=params).to_arrow_table()
             with self._hot_lock:
                 entry = self._kept.setdefault(key, (f"kept_{next(self._names)}", table))
                 while len(self._kept) > 1 and sum(t.num_rows for _, t in
@@ -91,14 +130,6 @@ class Opened:
                     for k in [k for k in self.cache if k[:2] == ("rows", name)]:
                         self.cache.pop(k, None)
         name, table = entry
-        registered: dict = self._local.__dict__.setdefault("kept", {})
-        live = {n for n, _ in self._kept.values()}
-        for old in [n for n in registered if n not in live]:  # evicted: let its rows go
-            cur.unregister(old)
-            del registered[old]
-        if name not in registered:
-            cur.register(name, table)
-            registered[name] = True
         return name, frozenset(table.schema.names)
 
     def table(self, relation: str, columns: list[str]):
@@ -116,6 +147,7 @@ class Opened:
         key = ("copy", relation)
         table = self.cache.get(key)
         if table is None:
+            blocking()
             cur = self.con.cursor()
             try:
                 have = {r[0] for r in cur.execute(
@@ -182,6 +214,7 @@ class SnapshotReader:
                 return self._current
             ref = self.layout.read_current()
             if self._current is None or (ref and ref.id != self._current.id):
+                blocking()  # opening a snapshot: not on the event loop
                 opened = self._open(ref)
                 if self._previous is not None:
                     self._previous.con.close()
@@ -192,12 +225,14 @@ class SnapshotReader:
     def cursor(self, at: datetime | None = None) -> tuple[Opened, duckdb.DuckDBPyConnection]:
         """The snapshot (current, or the one published at ``at``) and a cursor of its
         connection for one request's thread."""
+        blocking()
         opened = self.get() if at is None else self.published_at(at)
         return opened, opened.con.cursor()
 
     def published_at(self, at: datetime) -> Opened:
         """The snapshot that was current at ``at``: the last one published at or before it.
         Raises ``QueryError`` when none was, or when retention has pruned it."""
+        blocking()  # reads the run journal
         runs = [r for r in self.layout.read_runs()
                 if r.get("snapshot_id") and r["status"] in ("published", "partial")
                 and r.get("finished_at")]

@@ -23,7 +23,7 @@ from api.responses import (
     not_modified,
     pick_format,
 )
-from api.snapshot import Opened, SnapshotReader
+from api.snapshot import LazyCursor, Opened, SnapshotReader
 from warehouse.db import scalar
 from warehouse.exceptions import QueryError
 from warehouse.export import for_parquet
@@ -171,7 +171,8 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
     hit = memo.get(headers["ETag"])
     if hit is not None:
         return hit
-    con = opened.local_cursor()
+    # taken when first used: a page answered from memory runs no SQL (see api.direct)
+    con: Any = LazyCursor(opened)
     arrow = None
     have: frozenset[str] | None
     try:

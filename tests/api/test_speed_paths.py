@@ -118,6 +118,29 @@ def test_direct_routes_answer_what_fastapi_answers(full_copy, client_for, monkey
             continue
         _same(a, b)
         assert direct.head(url, headers=headers).headers.get("etag") == b.headers.get("etag")
+    if "Accept" not in headers:  # JSON pages from memory among them (CSV runs SQL)
+        assert _direct_routes(direct).answered_in_loop > 0
+
+
+def test_a_page_needing_the_database_is_answered_in_a_thread(full_copy, client_for):
+    """On the event loop a list page is answered only from memory: the first request of a
+    snapshot (nothing copied yet) and a page whose rows were never encoded go to a thread —
+    with the same answer — and the next identical request stays on the loop."""
+    tmp, sources = full_copy
+    client = client_for(make_settings(tmp, sources, api_response_cache=0))
+    layer = _direct_routes(client)
+    url = "/v1/costs?basis=assumed&rate=10&model=llama2-70b-99.9&scenario=Interactive"
+    first = client.get(url)
+    assert layer.answered_in_loop == 0  # the copies and rows were made in a thread
+    second = client.get(url)
+    assert layer.answered_in_loop == 1
+    _same(first, second)
+    client.get(url + "&offset=5")  # rows already encoded: from memory
+    assert layer.answered_in_loop == 2
+    client.get("/v1/costs?basis=assumed&rate=11")  # new cost rows: computed in a thread
+    assert layer.answered_in_loop == 2
+    client.get("/v1/prices/history?sku=Standard_ND96isr_H100_v5&region=eastus2")  # SQL
+    assert layer.answered_in_loop == 2
 
 
 def test_the_row_store_page_equals_the_whole_query(full_client):
