@@ -127,7 +127,7 @@ class Opened:
                 while len(self._kept) > 1 and sum(t.num_rows for _, t in
                                                   self._kept.values()) > KEPT_ROWS:
                     name, _ = self._kept.pop(next(iter(self._kept)))
-                    for k in [k for k in self.cache if k[:2] == ("rows", name)]:
+                    for k in [k for k in self.cache if k[1:2] == (name,)]:  # rows, orders
                         self.cache.pop(k, None)
         name, table = entry
         return name, frozenset(table.schema.names)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel
@@ -277,14 +277,16 @@ def rows_by_id(con: duckdb.DuckDBPyConnection, q: ListQuery, ids: list,
 
 
 def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
-              have: frozenset[str] | None = None) -> tuple[int, list, list[str]] | None:
+              have: frozenset[str] | None = None,
+              memo: dict | None = None) -> tuple[int, list, list[str]] | None:
     """``run_list_ids`` evaluated on ``table``, an in-memory (Arrow) copy of the query's
     relation, instead of in SQL: no query to plan, for the small hot relations a dashboard
     filters most. The same rows in the same order: equality (``IN``), case folding,
     substrings (``ILIKE``), ranges and ``any_of`` as the SQL has them, NULLs never matching,
     sort keys NULLS LAST then ``id``. The query is first checked as the SQL path checks it
     (unknown columns, sort keys). None when it needs SQL: a raw ``where`` condition, a
-    subquery, or a column the copy lacks."""
+    subquery, or a column the copy lacks. ``memo`` keeps, for the next query on the same
+    copy, each sort order's ranks (``_order_rank``) and each text column's encoding."""
     s = list_sql(con, q, have)  # the same checks (and errors) as the SQL path
     if q.where or q.subquery is not None or not s.narrow:
         return None
@@ -294,37 +296,90 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
               | {c for cond in q.any_of for c, _, _ in cond.terms} | {c for c, _, _ in order})
     if not needed <= set(table.schema.names):
         return None
-    def among(col: str, values: list, fold: bool = False):
-        column = table.column(col)
-        if fold:
-            column, values = pc.utf8_lower(column), [str(v).lower() for v in values]
-        return pc.is_in(column, value_set=pa.array(values, type=column.type))
+    orders = memo.setdefault("orders", {}) if memo is not None else {}
+    codes = memo.setdefault("codes", {}) if memo is not None else {}
 
-    masks: list = []
+    def holds(col: str, test) -> np.ndarray:
+        """``test`` (Arrow array -> booleans) on a column, NULL as False (every filter is an
+        AND/OR of tests, and SQL drops a NULL outcome as it drops a false one). A text column
+        is tested on its distinct values (dictionary-encoded once per copy), then mapped."""
+        column = table.column(col)
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            return pc.fill_null(test(column), False).to_numpy(zero_copy_only=False)
+        if col not in codes:
+            encoded = column.combine_chunks().dictionary_encode()
+            codes[col] = (encoded.dictionary,
+                          pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False))
+        dictionary, index = codes[col]
+        hit = pc.fill_null(test(dictionary), False).to_numpy(zero_copy_only=False)
+        return np.append(hit, False)[index]  # -1 (NULL) -> the appended False
+
+    def among(col: str, values: list, fold: bool = False) -> np.ndarray:
+        wanted = [str(v).lower() for v in values] if fold else values
+        return holds(col, lambda a: pc.is_in(pc.utf8_lower(a) if fold else a,
+                                             value_set=pa.array(wanted, type=a.type)))
+
+    masks: list[np.ndarray] = []
     try:  # boolean masks of the copy's columns (compute kernels, no query plan)
         for col, values in q.equals.items():
             if values:
                 masks.append(among(col, values, col in q.casefold))
         for col, text in q.contains.items():
-            masks.append(pc.match_substring(table.column(col), text, ignore_case=True))
+            masks.append(holds(col, lambda a, t=text: pc.match_substring(a, t, ignore_case=True)))
         for col, (lo, hi) in q.ranges.items():
             if lo is not None:
-                masks.append(pc.greater_equal(table.column(col), lo))
+                masks.append(holds(col, lambda a, v=lo: pc.greater_equal(a, v)))
             if hi is not None:
-                masks.append(pc.less_equal(table.column(col), hi))
+                masks.append(holds(col, lambda a, v=hi: pc.less_equal(a, v)))
         for cond in q.any_of:
-            tests = [among(col, resolve_accelerators(con, allowed.values)
-                           if isinstance(allowed, Accelerators) else list(allowed), fold)  # type: ignore[call-overload]
-                     for col, fold, allowed in cond.terms]
-            masks.append(functools.reduce(pc.or_kleene, tests))
+            masks.append(np.logical_or.reduce([
+                among(col, resolve_accelerators(con, allowed.values)
+                      if isinstance(allowed, Accelerators) else list(allowed), fold)  # type: ignore[call-overload]
+                for col, fold, allowed in cond.terms]))
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None  # a value the column's type cannot hold: SQL casts it its own way
-    rows = table.select(list(dict.fromkeys(["id", *(c for c, _, _ in order)])))
-    if masks:  # the page needs the sort keys and ids of the matches, no other column
-        rows = rows.filter(functools.reduce(pc.and_kleene, masks))
-    picked = pc.sort_indices(rows, sort_keys=order)[
-        q.offset:q.offset + q.limit]
-    return rows.num_rows, rows.column("id").take(picked).to_pylist(), s.columns
+    rank = orders.get(tuple(order))
+    if rank is None:
+        try:
+            rank = _order_rank(table, order)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            return None  # a column type Arrow cannot rank: SQL sorts it
+        if len(orders) >= ORDERS_KEPT:
+            orders.pop(next(iter(orders)))
+        orders[tuple(order)] = rank
+    if masks:
+        matches = np.flatnonzero(np.logical_and.reduce(masks))
+        keys = rank[matches]
+    else:
+        matches, keys = None, rank
+    end = q.offset + q.limit
+    if end < len(keys):  # the first `end` in order without sorting the rest
+        first = np.argpartition(keys, end - 1)[:end]
+        picked = first[np.argsort(keys[first])][q.offset:]
+    else:
+        picked = np.argsort(keys)[q.offset:end]
+    rows = picked if matches is None else matches[picked]
+    return len(keys), table.column("id").take(pa.array(rows)).to_pylist(), s.columns
+
+
+ORDERS_KEPT = 32  # sort orders' ranks kept per in-memory copy (8 bytes a row each)
+
+
+def _order_rank(table, order: list[tuple[str, str, str]]):
+    """Each row's position in ``order`` (sort keys, NULLS LAST, ``id`` last, so no ties) as
+    one integer per row: the keys' dense ranks (Arrow's own ordering) combined in mixed
+    radix. Sorting these integers is sorting the rows, far faster than comparing strings."""
+    radix = table.num_rows + 2
+    rank = np.zeros(table.num_rows, dtype=np.uint64)
+    if radix ** len(order) >= 2**63:  # too many keys for one integer: rank them in turn
+        ordered = pc.sort_indices(table.select([c for c, _, _ in order]), sort_keys=order)
+        rank[ordered.to_numpy()] = np.arange(table.num_rows, dtype=np.uint64)
+        return rank
+    for col, direction, _ in order:
+        dense = pc.rank(table.column(col).combine_chunks(), sort_keys=direction,
+                        tiebreaker="dense")  # NULLs after every value, in both directions
+        rank = rank * np.uint64(radix) + dense.to_numpy().astype(np.uint64)
+    return rank
 
 
 def run_list_arrow(con: duckdb.DuckDBPyConnection, q: ListQuery,

@@ -221,7 +221,8 @@ def _page_from_row_store(con, opened: Opened, q: ListQuery,
     snapshot: a snapshot never changes, so a row's bytes never do. ``None`` rows when the page's
     ids are not unique (the caller then runs the whole query)."""
     table = opened.table(q.relation, q.output_columns)
-    found = arrow_ids(con, table, q, have) if table is not None else None
+    found = None if table is None else arrow_ids(
+        con, table, q, have, opened.cache.setdefault(("memo", q.relation), {}))
     if found is not None:  # filtered and sorted in memory, no SQL to plan
         total, ids, cols = found
     else:
