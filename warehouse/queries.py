@@ -299,43 +299,47 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
     orders = memo.setdefault("orders", {}) if memo is not None else {}
     codes = memo.setdefault("codes", {}) if memo is not None else {}
 
-    def holds(col: str, test) -> np.ndarray:
+    def holds(col: str, test) -> _Test:
         """``test`` (Arrow array -> booleans) on a column, NULL as False (every filter is an
         AND/OR of tests, and SQL drops a NULL outcome as it drops a false one). A text column
-        is tested on its distinct values (dictionary-encoded once per copy), then mapped."""
+        is tested on its distinct values (dictionary-encoded once per copy, with its rows
+        grouped by value), then mapped to rows."""
         column = table.column(col)
         if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
-            return pc.fill_null(test(column), False).to_numpy(zero_copy_only=False)
+            return _Test(mask=pc.fill_null(test(column), False).to_numpy(zero_copy_only=False))
         if col not in codes:
             encoded = column.combine_chunks().dictionary_encode()
-            codes[col] = (encoded.dictionary,
-                          pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False))
-        dictionary, index = codes[col]
+            index = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+            grouped = np.argsort(index, kind="stable")  # rows by value: NULLs, then each code
+            bounds = np.searchsorted(index[grouped], np.arange(-1, len(encoded.dictionary) + 1))
+            codes[col] = (encoded.dictionary, index, grouped, bounds)
+        dictionary, index, grouped, bounds = codes[col]
         hit = pc.fill_null(test(dictionary), False).to_numpy(zero_copy_only=False)
-        return np.append(hit, False)[index]  # -1 (NULL) -> the appended False
+        return _Test(hit=np.append(hit, False), index=index, grouped=grouped, bounds=bounds)
 
-    def among(col: str, values: list, fold: bool = False) -> np.ndarray:
+    def among(col: str, values: list, fold: bool = False) -> _Test:
         wanted = [str(v).lower() for v in values] if fold else values
         return holds(col, lambda a: pc.is_in(pc.utf8_lower(a) if fold else a,
                                              value_set=pa.array(wanted, type=a.type)))
 
-    masks: list[np.ndarray] = []
-    try:  # boolean masks of the copy's columns (compute kernels, no query plan)
+    conditions: list[list[_Test]] = []  # all must hold; within one, any
+    try:  # tests on the copy's columns (compute kernels, no query plan)
         for col, values in q.equals.items():
             if values:
-                masks.append(among(col, values, col in q.casefold))
+                conditions.append([among(col, values, col in q.casefold)])
         for col, text in q.contains.items():
-            masks.append(holds(col, lambda a, t=text: pc.match_substring(a, t, ignore_case=True)))
+            conditions.append([holds(col, lambda a, t=text: pc.match_substring(
+                a, t, ignore_case=True))])
         for col, (lo, hi) in q.ranges.items():
             if lo is not None:
-                masks.append(holds(col, lambda a, v=lo: pc.greater_equal(a, v)))
+                conditions.append([holds(col, lambda a, v=lo: pc.greater_equal(a, v))])
             if hi is not None:
-                masks.append(holds(col, lambda a, v=hi: pc.less_equal(a, v)))
+                conditions.append([holds(col, lambda a, v=hi: pc.less_equal(a, v))])
         for cond in q.any_of:
-            masks.append(np.logical_or.reduce([
+            conditions.append([
                 among(col, resolve_accelerators(con, allowed.values)
                       if isinstance(allowed, Accelerators) else list(allowed), fold)  # type: ignore[call-overload]
-                for col, fold, allowed in cond.terms]))
+                for col, fold, allowed in cond.terms])
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None  # a value the column's type cannot hold: SQL casts it its own way
     rank = orders.get(tuple(order))
@@ -347,8 +351,16 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
         if len(orders) >= ORDERS_KEPT:
             orders.pop(next(iter(orders)))
         orders[tuple(order)] = rank
-    if masks:
-        matches = np.flatnonzero(np.logical_and.reduce(masks))
+    if conditions:
+        # the most selective value test gives the candidate rows (its value's rows, grouped
+        # once per copy); the other tests are read for those rows only
+        narrowest = min((c[0] for c in conditions if len(c) == 1 and c[0].index is not None),
+                        key=_Test.count, default=None)
+        rows = narrowest.rows() if narrowest is not None \
+            and narrowest.count() < table.num_rows // 4 else None
+        passed = np.logical_and.reduce([np.logical_or.reduce([t.on(rows) for t in c])
+                                        for c in conditions])
+        matches = np.flatnonzero(passed) if rows is None else rows[passed]
         keys = rank[matches]
     else:
         matches, keys = None, rank
@@ -363,6 +375,38 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
 
 
 ORDERS_KEPT = 32  # sort orders' ranks kept per in-memory copy (8 bytes a row each)
+
+
+@dataclass
+class _Test:
+    """One filter test on an in-memory copy (``arrow_ids``): a boolean per row, or for a text
+    column which of its distinct values pass (``hit``, a last False for NULL) with each row's
+    value code (``index``) and the rows grouped by code (``grouped``, split at ``bounds``)."""
+
+    mask: np.ndarray | None = None
+    hit: np.ndarray | None = None
+    index: np.ndarray | None = None
+    grouped: np.ndarray | None = None
+    bounds: np.ndarray | None = None
+
+    def on(self, rows: np.ndarray | None) -> np.ndarray:
+        """Whether each of ``rows`` (all rows when None) passes."""
+        if self.mask is not None:
+            return self.mask if rows is None else self.mask[rows]
+        assert self.hit is not None and self.index is not None
+        return self.hit[self.index if rows is None else self.index[rows]]
+
+    def count(self) -> int:
+        """How many rows pass (a text test)."""
+        assert self.hit is not None and self.bounds is not None
+        return int(np.diff(self.bounds)[1:][self.hit[:-1]].sum())
+
+    def rows(self) -> np.ndarray:
+        """The rows that pass (a text test), from the rows grouped by value."""
+        assert self.hit is not None and self.grouped is not None and self.bounds is not None
+        return np.concatenate([self.grouped[self.bounds[c + 1]:self.bounds[c + 2]]
+                               for c in np.flatnonzero(self.hit[:-1])] or
+                              [np.empty(0, dtype=np.int64)])
 
 
 def _order_rank(table, order: list[tuple[str, str, str]]):
