@@ -2,8 +2,8 @@
 parameters is parsed as FastAPI's ``request_params_to_args`` reads them (every value of a
 repeatable parameter, the last of another, absent or empty = the default) and validated by
 each parameter's own FastAPI field (``ModelField.validate``), and its endpoint called
-directly, without the per-request dependency solving around them (about two thirds of a cold list request's time in
-the framework, measured with py-spy). Anything else — an unknown or invalid parameter, an
+directly, without the per-request dependency solving around them (0.9 ms of a 3.2 ms filtered
+results request, timed in process). Anything else — an unknown or invalid parameter, an
 error in the endpoint, a route with path, header, cookie or body parameters, or dependencies
 that are not plain functions — goes the regular way, so errors and their 422s are FastAPI's.
 
@@ -33,6 +33,7 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
 
+from api.routes.common import accepted_params
 from api.snapshot import IN_LOOP, NeedsThread
 
 
@@ -42,7 +43,6 @@ class _Call:
     goes, and its sub-dependencies by the argument name they fill."""
 
     call: object
-    dependant: Dependant
     request_name: str | None
     subs: list[tuple[str, _Call]]
     fields: list[tuple[ModelField, str, bool]]  # each query parameter, its name, repeatable
@@ -98,7 +98,7 @@ def _plan(dependant: Dependant) -> _Call | None:
         return None  # parameters under several names: FastAPI's own lookup
     fields = [(field, field.alias, field_annotation_is_sequence(field.field_info.annotation))
               for field in dependant.query_params]
-    return _Call(call, dependant, dependant.request_param_name, subs, fields)
+    return _Call(call, dependant.request_param_name, subs, fields)
 
 
 def _answers_response(route: APIRoute) -> bool:
@@ -108,13 +108,6 @@ def _answers_response(route: APIRoute) -> bool:
     except (NameError, TypeError):
         return False
     return isinstance(answer, type) and issubclass(answer, Response)
-
-
-def _aliases(dependant: Dependant) -> set[str]:
-    names = {p.alias for p in dependant.query_params}
-    for sub in dependant.dependencies:
-        names |= _aliases(sub)
-    return names
 
 
 class DirectRoutes:
@@ -132,7 +125,7 @@ class DirectRoutes:
                 continue
             planned = _plan(route.dependant)
             if planned is not None:
-                self.plans[route.path] = (planned, _aliases(route.dependant))
+                self.plans[route.path] = (planned, accepted_params(route.dependant))
                 if getattr(route.response_model, "__name__", "").startswith("ListPage"):
                     self.in_loop.add(route.path)
 

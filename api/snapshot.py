@@ -13,7 +13,7 @@ from datetime import datetime
 import duckdb
 
 from warehouse.exceptions import QueryError
-from warehouse.queries import quote_name
+from warehouse.queries import quote_name, relation_columns
 from warehouse.schema import empty_warehouse
 from warehouse.store import Layout, SnapshotRef
 
@@ -127,7 +127,7 @@ class Opened:
                 while len(self._kept) > 1 and sum(t.num_rows for _, t in
                                                   self._kept.values()) > KEPT_ROWS:
                     name, _ = self._kept.pop(next(iter(self._kept)))
-                    for k in [k for k in self.cache if k[1:2] == (name,)]:  # rows, orders
+                    for k in [k for k in self.cache if k[1:2] == (name,)]:  # rows, memo
                         self.cache.pop(k, None)
         name, table = entry
         return name, frozenset(table.schema.names)
@@ -150,9 +150,7 @@ class Opened:
             blocking()
             cur = self.con.cursor()
             try:
-                have = {r[0] for r in cur.execute(
-                    "SELECT column_name FROM duckdb_columns() WHERE table_name = ?",
-                    [relation]).fetchall()}
+                have = relation_columns(cur, relation)
                 picked = ", ".join(quote_name(c) for c in columns if c in have)
                 table = self.cache[key] = cur.sql(
                     f"SELECT {picked} FROM {quote_name(relation)}").to_arrow_table()  # noqa: S608

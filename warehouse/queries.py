@@ -131,6 +131,11 @@ def relation_columns(con: duckdb.DuckDBPyConnection, relation: str) -> frozenset
         "SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [relation]).fetchall())
 
 
+def relation_size(con: duckdb.DuckDBPyConnection, relation: str) -> int:
+    """How many rows a table or view of this snapshot has."""
+    return scalar(con, f"SELECT count(*) FROM {quote_name(relation)}")  # noqa: S608
+
+
 @dataclass
 class ListSQL:
     """A list query as SQL: the filtered rows (``inner``), the page of them, their bound

@@ -24,7 +24,6 @@ from api.responses import (
     pick_format,
 )
 from api.snapshot import LazyCursor, Opened, SnapshotReader
-from warehouse.db import scalar
 from warehouse.exceptions import QueryError
 from warehouse.export import for_parquet
 from warehouse.queries import (
@@ -32,8 +31,8 @@ from warehouse.queries import (
     ResultFilter,
     arrow_ids,
     empty_hint,
-    quote_name,
     relation_columns,
+    relation_size,
     rows_by_id,
     run_list,
     run_list_arrow,
@@ -107,10 +106,11 @@ def listed(values: list[str] | None) -> list[str]:
     return _split(values) or []
 
 
-def _accepted(dependant) -> set[str]:
+def accepted_params(dependant) -> set[str]:
+    """The query parameters a route (its dependency tree) takes."""
     names = {p.alias for p in dependant.query_params}
     for sub in dependant.dependencies:
-        names |= _accepted(sub)
+        names |= accepted_params(sub)
     return names
 
 
@@ -124,7 +124,7 @@ def strict_params(request: Request) -> None:
         return  # the explorer page keeps its own state in the query string
     accepted = getattr(route, "_accepted_params", None)
     if accepted is None:  # once per route: its parameters never change
-        accepted = _accepted(dependant)
+        accepted = accepted_params(dependant)
         route._accepted_params = accepted  # type: ignore[union-attr]
     unknown = [k for k in dict.fromkeys(request.query_params.keys()) if k not in accepted]
     if unknown:
@@ -228,8 +228,7 @@ def _page_from_row_store(con, opened: Opened, q: ListQuery,
     else:
         size = opened.cache.get(("size", q.relation))
         if size is None:
-            size = opened.cache[("size", q.relation)] = scalar(
-                con, f"SELECT count(*) FROM {quote_name(q.relation)}")  # noqa: S608
+            size = opened.cache[("size", q.relation)] = relation_size(con, q.relation)
         total, ids, cols = run_list_ids(con, q, have, large=size >= LARGE_RELATION)
     if len(set(ids)) != len(ids):
         return total, None, cols
