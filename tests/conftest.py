@@ -75,6 +75,9 @@ def full_sources(path: Path, server: LocalServer | None = None, **over: str) -> 
               "curated": f'dir = "{REPO / "data"}"'}
     if server is not None:
         tables["azure_prices"] = azure_table(server)
+    for table, real in (("mlperf", SUMMARY_CSV), ("mlperf_rules", RULES_ADOC)):
+        if table not in over:  # a real file from ../shared/data: skip, naming it, when absent
+            need_shared(real)
     tables.update(over)
     return write_sources(path, **tables)
 
