@@ -314,15 +314,19 @@ def list_response(request: Request, opened: Opened, *, total: int, rows: list[di
                   columns: list[str], limit: int, offset: int, fmt: Format | None,
                   max_age: int, cache: ResponseCache | None = None,
                   hint: str | None = None, arrow=None,
-                  encoded: list[bytes] | None = None) -> Response:
+                  encoded: list[bytes] | None = None,
+                  headers: dict[str, str] | None = None) -> Response:
     """The list envelope (with ``hint`` saying why nothing matched, when nothing did), or the
     rows as CSV / NDJSON / Parquet (from ``arrow``, the page as the database typed it, when
     given). ``encoded`` is the page's rows already as JSON (``encode_row``), for the envelope.
-    """
-    headers = cache_headers(request, opened, max_age)
-    cached = not_modified(request, headers)
-    if cached is not None:
-        return cached
+    ``headers``: this response's ``cache_headers``, when the caller has them and has already
+    answered a revalidation (``not_modified``)."""
+    if headers is None:
+        headers = cache_headers(request, opened, max_age)
+        cached = not_modified(request, headers)
+        if cached is not None:
+            return cached
+    headers = dict(headers)
     f = pick_format(request, fmt)
     nxt = None
     if offset + limit < total:

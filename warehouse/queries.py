@@ -150,16 +150,68 @@ class ListSQL:
     narrow: str = ""  # the page's ids alone, from the relation without its source join
 
 
+@dataclass
+class _Shape:
+    """A list query checked against its relation, without SQL: the columns a row has
+    (``out``), the relation's own among them (``own``; the rest come from the source join),
+    the ones this snapshot lacks (``missing``), the sort keys as (column, descending) with the
+    tie-break last, the columns selected, and whether the page's ids can be read from the
+    relation alone (``narrow``)."""
+
+    out: list[str]
+    own: list[str]
+    missing: set[str]
+    order: list[tuple[str, bool]]
+    select: list[str]
+    narrow: bool
+
+
+def _filter_shape(q: ListQuery, have: frozenset[str] | None) -> tuple[list[str], list[str], set[str]]:
+    """The output, own and missing columns, with the filters' columns checked (the errors a
+    filter on a column the relation lacks gets)."""
+    out_cols = q.output_columns
+    with_source = issubclass(q.public, SourceLink)
+    own = [c for c in out_cols if not (with_source and c in SOURCE_COLUMNS)]
+    missing = set() if have is None or q.subquery is not None else set(own) - have
+    for col, values in q.equals.items():
+        if values and (col not in own or col in missing):
+            raise QueryError(f"cannot filter on {col!r}", param=col)
+    for col in [*q.contains, *q.ranges]:
+        if col not in own:
+            raise QueryError(f"cannot filter on {col!r}", param=col)
+    return out_cols, own, missing
+
+
+def _order_shape(q: ListQuery, out_cols: list[str], own: list[str],
+                 missing: set[str]) -> _Shape:
+    """The sort keys and the selected columns checked (after the filters and their values)."""
+    order: list[tuple[str, bool]] = []
+    for key in q.sort:
+        col = key.lstrip("-+")
+        if col not in out_cols:
+            raise QueryError(f"cannot sort on {col!r}; sortable columns: {', '.join(out_cols)}",
+                             param="sort")
+        order.append((col, key.startswith("-")))
+    tiebreak = "id" if "id" in out_cols else out_cols[0]
+    order.append((tiebreak, False))
+    if q.columns:
+        bad = [c for c in q.columns if c not in out_cols]
+        if bad:
+            raise QueryError(f"unknown column(s) {', '.join(bad)}; available: "
+                             f"{', '.join(out_cols)}", param="columns")
+    narrow = tiebreak == "id" and not missing and all(c in own for c, _ in order)
+    return _Shape(out=out_cols, own=own, missing=missing, order=order,
+                  select=q.columns or out_cols, narrow=narrow)
+
+
 def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
              have: frozenset[str] | None = None, *, count: bool = False) -> ListSQL:
     """The SQL of a list query (parameters resolved against the snapshot). ``have`` is the
     relation's columns when known (``relation_columns``): a snapshot published before a column
     existed answers NULL for it instead of failing. ``count``: the narrow query also gives
     the number of matching rows (a window over them) next to each id."""
-    out_cols = q.output_columns
+    out_cols, own, missing = _filter_shape(q, have)
     with_source = issubclass(q.public, SourceLink)
-    own = [c for c in out_cols if not (with_source and c in SOURCE_COLUMNS)]
-    missing = set() if have is None or q.subquery is not None else set(own) - have
     params: list[object] = []
     if q.subquery is not None:
         sub_sql, sub_params = q.subquery
@@ -177,8 +229,6 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     for col, values in q.equals.items():
         if not values:
             continue
-        if col not in own or col in missing:
-            raise QueryError(f"cannot filter on {col!r}", param=col)
         if col in q.casefold:
             where.append(f"lower(t.{quote_name(col)}) IN ({', '.join('?' * len(values))})")
             params.extend(str(v).lower() for v in values)
@@ -186,14 +236,10 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
             where.append(f"t.{quote_name(col)} IN ({', '.join('?' * len(values))})")
             params.extend(values)
     for col, text in q.contains.items():
-        if col not in own:
-            raise QueryError(f"cannot filter on {col!r}", param=col)
         where.append(f"t.{quote_name(col)} ILIKE ? ESCAPE '\\'")
         params.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
                       + "%")
     for col, (lo, hi) in q.ranges.items():
-        if col not in own:
-            raise QueryError(f"cannot filter on {col!r}", param=col)
         if lo is not None:
             where.append(f"t.{quote_name(col)} >= ?")
             params.append(lo)
@@ -205,34 +251,18 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
         params.extend(p)
     where_sql = (" WHERE " + " AND ".join(where)) if where else ""
     params = _bind(con, params)
-    order: list[str] = []
-    for key in q.sort:
-        desc = key.startswith("-")
-        col = key.lstrip("-+")
-        if col not in out_cols:
-            raise QueryError(f"cannot sort on {col!r}; sortable columns: {', '.join(out_cols)}",
-                             param="sort")
-        order.append(f"{quote_name(col)} {'DESC' if desc else 'ASC'} NULLS LAST")
-    tiebreak = "id" if "id" in out_cols else out_cols[0]
-    order.append(f"{quote_name(tiebreak)} ASC")
-    if q.columns:
-        bad = [c for c in q.columns if c not in out_cols]
-        if bad:
-            raise QueryError(f"unknown column(s) {', '.join(bad)}; available: "
-                             f"{', '.join(out_cols)}", param="columns")
-        select_cols = q.columns
-    else:
-        select_cols = out_cols
+    shape = _order_shape(q, out_cols, own, missing)
+    order = [f"{quote_name(c)} {'DESC' if desc else 'ASC'} NULLS LAST" for c, desc in shape.order[:-1]]
+    order.append(f"{quote_name(shape.order[-1][0])} ASC")
     inner = f"{base}{where_sql}"
-    page = (f"SELECT {', '.join(quote_name(c) for c in select_cols)} "  # noqa: S608
+    page = (f"SELECT {', '.join(quote_name(c) for c in shape.select)} "  # noqa: S608
             f"FROM ({inner}) ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
     narrow = ""
-    sort_cols = [k.lstrip("-+") for k in q.sort] + [tiebreak]
-    if tiebreak == "id" and not missing and all(c in own for c in sort_cols):
+    if shape.narrow:
         narrow = (f"SELECT t.id{', count(*) OVER ()' if count else ''} "  # noqa: S608
                   f"FROM {source} t{where_sql} ORDER BY "
                   + ", ".join("t." + o for o in order) + " LIMIT ? OFFSET ?")
-    return ListSQL(inner=inner, page=page, params=params, columns=select_cols, base=base,
+    return ListSQL(inner=inner, page=page, params=params, columns=shape.select, base=base,
                    order=", ".join(order), narrow=narrow)
 
 
@@ -291,39 +321,56 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
     sort keys NULLS LAST then ``id``. The query is first checked as the SQL path checks it
     (unknown columns, sort keys). None when it needs SQL: a raw ``where`` condition, a
     subquery, or a column the copy lacks. ``memo`` keeps, for the next query on the same
-    copy, each sort order's ranks (``_order_rank``) and each text column's encoding."""
-    s = list_sql(con, q, have)  # the same checks (and errors) as the SQL path
-    if q.where or q.subquery is not None or not s.narrow:
+    copy, each sort order's ranks (``_order_rank``), each text column's encoding and the
+    snapshot's accelerator aliases."""
+    # the SQL path's checks and errors, in its order: filter columns, values, sort, columns
+    out_cols, own, missing = _filter_shape(q, have)
+    if q.where or q.subquery is not None:
         return None
-    order = [(k.lstrip("-+"), "descending" if k.startswith("-") else "ascending", "at_end")
-             for k in q.sort] + [("id", "ascending", "at_end")]
+    if memo is None:
+        memo = {}
+    if "aliases" not in memo and any(isinstance(v, Accelerators)
+                                     for cond in q.any_of for _, _, v in cond.terms):
+        memo["aliases"] = accelerator_aliases(con)  # once per copy, not per query
+    any_of = [[(col, fold, resolve_accelerators(con, v.values, memo["aliases"])
+                if isinstance(v, Accelerators) else list(v))  # type: ignore[call-overload]
+               for col, fold, v in cond.terms] for cond in q.any_of]
+    shape = _order_shape(q, out_cols, own, missing)
+    if not shape.narrow:
+        return None
+    order = [(c, "descending" if desc else "ascending", "at_end") for c, desc in shape.order]
     needed = ({c for c, v in q.equals.items() if v} | set(q.contains) | set(q.ranges)
               | {c for cond in q.any_of for c, _, _ in cond.terms} | {c for c, _, _ in order})
     if not needed <= set(table.schema.names):
         return None
-    orders = memo.setdefault("orders", {}) if memo is not None else {}
-    codes = memo.setdefault("codes", {}) if memo is not None else {}
+    orders = memo.setdefault("orders", {})
+    codes = memo.setdefault("codes", {})
+
+    def encoded(col: str) -> _Encoded | None:
+        """A text column's encoding (made once per copy); None for another type."""
+        if col not in codes:
+            column = table.column(col)
+            if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+                return None
+            codes[col] = _Encoded.of(column)
+        return codes[col]
 
     def holds(col: str, test) -> _Test:
         """``test`` (Arrow array -> booleans) on a column, NULL as False (every filter is an
         AND/OR of tests, and SQL drops a NULL outcome as it drops a false one). A text column
-        is tested on its distinct values (dictionary-encoded once per copy, with its rows
-        grouped by value), then mapped to rows."""
-        column = table.column(col)
-        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
-            return _Test(mask=pc.fill_null(test(column), False).to_numpy(zero_copy_only=False))
-        if col not in codes:
-            encoded = column.combine_chunks().dictionary_encode()
-            index = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
-            grouped = np.argsort(index, kind="stable")  # rows by value: NULLs, then each code
-            bounds = np.searchsorted(index[grouped], np.arange(-1, len(encoded.dictionary) + 1))
-            codes[col] = (encoded.dictionary, index, grouped, bounds)
-        dictionary, index, grouped, bounds = codes[col]
-        hit = pc.fill_null(test(dictionary), False).to_numpy(zero_copy_only=False)
-        return _Test(hit=np.append(hit, False), index=index, grouped=grouped, bounds=bounds)
+        is tested on its distinct values, then mapped to rows."""
+        enc = encoded(col)
+        if enc is None:
+            return _Test(mask=pc.fill_null(test(table.column(col)), False)
+                         .to_numpy(zero_copy_only=False))
+        hit = pc.fill_null(test(enc.dictionary), False).to_numpy(zero_copy_only=False)
+        return enc.test(np.append(hit, False))
 
     def among(col: str, values: list, fold: bool = False) -> _Test:
         wanted = [str(v).lower() for v in values] if fold else values
+        enc = encoded(col)
+        if enc is not None and all(isinstance(v, str) for v in wanted):
+            return enc.among(wanted, fold)  # a lookup of the values' codes, no kernel
         return holds(col, lambda a: pc.is_in(pc.utf8_lower(a) if fold else a,
                                              value_set=pa.array(wanted, type=a.type)))
 
@@ -340,11 +387,8 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
                 conditions.append([holds(col, lambda a, v=lo: pc.greater_equal(a, v))])
             if hi is not None:
                 conditions.append([holds(col, lambda a, v=hi: pc.less_equal(a, v))])
-        for cond in q.any_of:
-            conditions.append([
-                among(col, resolve_accelerators(con, allowed.values)
-                      if isinstance(allowed, Accelerators) else list(allowed), fold)  # type: ignore[call-overload]
-                for col, fold, allowed in cond.terms])
+        for terms in any_of:
+            conditions.append([among(col, allowed, fold) for col, fold, allowed in terms])
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None  # a value the column's type cannot hold: SQL casts it its own way
     rank = orders.get(tuple(order))
@@ -376,10 +420,50 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
     else:
         picked = np.argsort(keys)[q.offset:end]
     rows = picked if matches is None else matches[picked]
-    return len(keys), table.column("id").take(pa.array(rows)).to_pylist(), s.columns
+    return len(keys), table.column("id").take(pa.array(rows)).to_pylist(), shape.select
 
 
 ORDERS_KEPT = 32  # sort orders' ranks kept per in-memory copy (8 bytes a row each)
+
+
+@dataclass
+class _Encoded:
+    """A text column of an in-memory copy, dictionary-encoded once per copy (``arrow_ids``):
+    its distinct values, each row's value code (-1 for NULL), the rows grouped by code (split
+    at ``bounds``) and, built when first asked, each value's code and each lower-cased value's
+    codes, so an equality test is a lookup rather than a kernel over the values."""
+
+    dictionary: pa.Array
+    index: np.ndarray
+    grouped: np.ndarray
+    bounds: np.ndarray
+    lookup: dict[bool, dict[str, list[int]]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, column) -> _Encoded:
+        encoded = column.combine_chunks().dictionary_encode()
+        index = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+        grouped = np.argsort(index, kind="stable")  # rows by value: NULLs, then each code
+        bounds = np.searchsorted(index[grouped], np.arange(-1, len(encoded.dictionary) + 1))
+        return cls(encoded.dictionary, index, grouped, bounds)
+
+    def test(self, hit: np.ndarray) -> _Test:
+        """The test whose passing values are ``hit`` (one per value, then False for NULL)."""
+        return _Test(hit=hit, index=self.index, grouped=self.grouped, bounds=self.bounds)
+
+    def among(self, values: list[str], fold: bool) -> _Test:
+        """Rows whose value is one of ``values`` (already lower-cased when ``fold``), as
+        ``pc.is_in`` on the values (``pc.utf8_lower`` first when folding) would say."""
+        if fold not in self.lookup:
+            keys = (pc.utf8_lower(self.dictionary) if fold else self.dictionary).to_pylist()
+            by_value: dict[str, list[int]] = {}
+            for code, key in enumerate(keys):
+                by_value.setdefault(key, []).append(code)
+            self.lookup[fold] = by_value
+        hit = np.zeros(len(self.dictionary) + 1, dtype=bool)
+        for value in values:
+            hit[self.lookup[fold].get(value, [])] = True
+        return self.test(hit)
 
 
 @dataclass
@@ -444,15 +528,22 @@ def _tokens(text: str) -> frozenset[str]:
     return frozenset(t for t in re.split(r"[-_\s/()]+", text.lower()) if t)
 
 
-def resolve_accelerators(con: duckdb.DuckDBPyConnection, values: tuple[str, ...]) -> list[str]:
+def accelerator_aliases(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """(accelerator id, lower-cased alias) of every alias this snapshot knows an id for."""
+    return con.execute("SELECT DISTINCT accelerator_id, lower(alias) FROM accelerator_alias "
+                       "WHERE accelerator_id IS NOT NULL").fetchall()
+
+
+def resolve_accelerators(con: duckdb.DuckDBPyConnection, values: tuple[str, ...],
+                         aliases: list[tuple[str, str]] | None = None) -> list[str]:
     """Accelerator ids for what people type, case-insensitively: an id (``nvidia-h200``), a
     spelling as published (``NVIDIA H200-SXM-141GB``, ``Standard_ND96isr_H200_v5``) or a short
     name whose words are all words of one id (``H200``, ``MI355X``, ``B200``). A short name
     that several ids contain is ambiguous (a QueryError listing them) unless exactly one id is
     that name and its vendor alone (``H200`` is ``nvidia-h200``, not ``nvidia-h200-nvl``). A
-    value matching nothing is kept as given: the query then answers no rows, with a hint."""
-    rows = con.execute("SELECT DISTINCT accelerator_id, lower(alias) FROM accelerator_alias "
-                       "WHERE accelerator_id IS NOT NULL").fetchall()
+    value matching nothing is kept as given: the query then answers no rows, with a hint.
+    ``aliases``: this snapshot's ``accelerator_aliases``, when already read."""
+    rows = accelerator_aliases(con) if aliases is None else aliases
     ids = {i for i, _ in rows}
     by_alias: dict[str, set[str]] = {}
     for i, alias in rows:
@@ -570,7 +661,7 @@ class ResultFilter:
 
     def note(self) -> str | None:
         """What to say when every value is known but nothing matches."""
-        if not any(dataclasses.asdict(self).values()):
+        if not any(getattr(self, f.name) for f in dataclasses.fields(self)):
             return None
         if self.division == ["closed"] and self.availability == ["available"]:
             return ("no closed-division, available system matches; division and availability "

@@ -206,7 +206,7 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
         raise
     return list_response(request, opened, total=total, rows=rows, columns=cols, limit=p.limit,
                          offset=p.offset, fmt=fmt, max_age=max_age, cache=memo, hint=hint,
-                         arrow=arrow, encoded=encoded)
+                         arrow=arrow, encoded=encoded, headers=headers)
 
 
 ROW_STORE_SIZE = 200_000  # encoded rows kept per snapshot (≈ 1-2 KB each), all relations
