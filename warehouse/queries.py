@@ -321,7 +321,7 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
     sort keys NULLS LAST then ``id``. The query is first checked as the SQL path checks it
     (unknown columns, sort keys). None when it needs SQL: a raw ``where`` condition, a
     subquery, or a column the copy lacks. ``memo`` keeps, for the next query on the same
-    copy, each sort order's ranks (``_order_rank``), each text column's encoding and the
+    copy, each sort order (``_order_rank``), each text column's encoding and the
     snapshot's accelerator aliases."""
     # the SQL path's checks and errors, in its order: filter columns, values, sort, columns
     out_cols, own, missing = _filter_shape(q, have)
@@ -391,39 +391,53 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
             conditions.append([among(col, allowed, fold) for col, fold, allowed in terms])
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None  # a value the column's type cannot hold: SQL casts it its own way
-    rank = orders.get(tuple(order))
-    if rank is None:
+    ranked = orders.get(tuple(order))
+    if ranked is None:
         try:
-            rank = _order_rank(table, order)
+            ranked = _order_rank(table, order)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             return None  # a column type Arrow cannot rank: SQL sorts it
         if len(orders) >= ORDERS_KEPT:
             orders.pop(next(iter(orders)))
-        orders[tuple(order)] = rank
-    if conditions:
-        # the most selective value test gives the candidate rows (its value's rows, grouped
-        # once per copy); the other tests are read for those rows only
-        narrowest = min((c[0] for c in conditions if len(c) == 1 and c[0].index is not None),
-                        key=_Test.count, default=None)
-        rows = narrowest.rows() if narrowest is not None \
-            and narrowest.count() < table.num_rows // 4 else None
-        passed = np.logical_and.reduce([np.logical_or.reduce([t.on(rows) for t in c])
-                                        for c in conditions])
-        matches = np.flatnonzero(passed) if rows is None else rows[passed]
-        keys = rank[matches]
-    else:
-        matches, keys = None, rank
+        orders[tuple(order)] = ranked
+    position, ordered = ranked
     end = q.offset + q.limit
-    if end < len(keys):  # the first `end` in order without sorting the rest
-        first = np.argpartition(keys, end - 1)[:end]
-        picked = first[np.argsort(keys[first])][q.offset:]
+    if not conditions:  # every row: the order's first rows
+        return (table.num_rows, table.column("id").take(pa.array(ordered[q.offset:end]))
+                .to_pylist(), shape.select)
+    # the most selective condition of value tests gives the candidate rows (its values' rows,
+    # grouped once per copy); every condition is then read for those rows only
+    narrowest = min((c for c in conditions if all(t.index is not None for t in c)),
+                    key=lambda c: sum(t.count() for t in c), default=None)
+    rows = None
+    if narrowest is not None and sum(t.count() for t in narrowest) < table.num_rows // 4:
+        if len(narrowest) == 1:
+            rows = narrowest[0].rows()
+        else:  # any of several tests: each row once, in row order
+            union = np.zeros(table.num_rows, dtype=bool)
+            for t in narrowest:
+                union[t.rows()] = True
+            rows = np.flatnonzero(union)
+    passed = np.logical_and.reduce([np.logical_or.reduce([t.on(rows) for t in c])
+                                    for c in conditions])
+    if rows is None and passed.sum() * 16 >= table.num_rows:
+        # many rows pass: read them off the order (one pass) rather than sorting them
+        in_order = ordered[passed[ordered]]
+        picked_rows = in_order[q.offset:end]
+        total = len(in_order)
     else:
-        picked = np.argsort(keys)[q.offset:end]
-    rows = picked if matches is None else matches[picked]
-    return len(keys), table.column("id").take(pa.array(rows)).to_pylist(), shape.select
+        matches = np.flatnonzero(passed) if rows is None else rows[passed]
+        keys = position[matches]
+        if end < len(keys):  # the first `end` in order without sorting the rest
+            first = np.argpartition(keys, end - 1)[:end]
+            picked = first[np.argsort(keys[first])][q.offset:]
+        else:
+            picked = np.argsort(keys)[q.offset:end]
+        picked_rows, total = matches[picked], len(keys)
+    return total, table.column("id").take(pa.array(picked_rows)).to_pylist(), shape.select
 
 
-ORDERS_KEPT = 32  # sort orders' ranks kept per in-memory copy (8 bytes a row each)
+ORDERS_KEPT = 32  # sort orders kept per in-memory copy (positions and rows: 8 bytes a row)
 
 
 @dataclass
@@ -498,21 +512,27 @@ class _Test:
                               [np.empty(0, dtype=np.int64)])
 
 
-def _order_rank(table, order: list[tuple[str, str, str]]):
-    """Each row's position in ``order`` (sort keys, NULLS LAST, ``id`` last, so no ties) as
-    one integer per row: the keys' dense ranks (Arrow's own ordering) combined in mixed
-    radix. Sorting these integers is sorting the rows, far faster than comparing strings."""
-    radix = table.num_rows + 2
-    rank = np.zeros(table.num_rows, dtype=np.uint64)
-    if radix ** len(order) >= 2**63:  # too many keys for one integer: rank them in turn
-        ordered = pc.sort_indices(table.select([c for c, _, _ in order]), sort_keys=order)
-        rank[ordered.to_numpy()] = np.arange(table.num_rows, dtype=np.uint64)
-        return rank
-    for col, direction, _ in order:
-        dense = pc.rank(table.column(col).combine_chunks(), sort_keys=direction,
-                        tiebreaker="dense")  # NULLs after every value, in both directions
-        rank = rank * np.uint64(radix) + dense.to_numpy().astype(np.uint64)
-    return rank
+def _order_rank(table, order: list[tuple[str, str, str]]) -> tuple[np.ndarray, np.ndarray]:
+    """The rows in ``order`` (sort keys, NULLS LAST, ``id`` last, so no ties): each row's
+    position, and the rows by position. The keys' dense ranks (Arrow's own ordering) are
+    combined in mixed radix into one integer per row and sorted once: far faster than
+    comparing strings, and kept per copy, so a query reads positions and sorts nothing."""
+    n = table.num_rows
+    radix = n + 2
+    if radix ** len(order) >= 2**63:  # too many keys for one integer: sort them in turn
+        ordered = pc.sort_indices(table.select([c for c, _, _ in order]),
+                                  sort_keys=order).to_numpy()
+    else:
+        rank = np.zeros(n, dtype=np.uint64)
+        for col, direction, _ in order:
+            dense = pc.rank(table.column(col).combine_chunks(), sort_keys=direction,
+                            tiebreaker="dense")  # NULLs after every value, in both directions
+            rank = rank * np.uint64(radix) + dense.to_numpy().astype(np.uint64)
+        ordered = np.argsort(rank, kind="stable")
+    kind = np.int32 if n < 2**31 else np.int64
+    position = np.empty(n, dtype=kind)
+    position[ordered] = np.arange(n, dtype=kind)
+    return position, ordered.astype(kind)
 
 
 def run_list_arrow(con: duckdb.DuckDBPyConnection, q: ListQuery,
