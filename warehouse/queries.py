@@ -347,12 +347,13 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
     codes = memo.setdefault("codes", {})
 
     def encoded(col: str) -> _Encoded | None:
-        """A text column's encoding (made once per copy); None for another type."""
+        """A text or boolean column's encoding (made once per copy); None for another type."""
         if col not in codes:
-            column = table.column(col)
-            if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            kind = table.column(col).type
+            if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)
+                    or pa.types.is_boolean(kind)):
                 return None
-            codes[col] = _Encoded.of(column)
+            codes[col] = _Encoded.of(table.column(col))
         return codes[col]
 
     def holds(col: str, test) -> _Test:
@@ -369,7 +370,8 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
     def among(col: str, values: list, fold: bool = False) -> _Test:
         wanted = [str(v).lower() for v in values] if fold else values
         enc = encoded(col)
-        if enc is not None and all(isinstance(v, str) for v in wanted):
+        plain = bool if pa.types.is_boolean(table.column(col).type) else str
+        if enc is not None and all(type(v) is plain for v in wanted):
             return enc.among(wanted, fold)  # a lookup of the values' codes, no kernel
         return holds(col, lambda a: pc.is_in(pc.utf8_lower(a) if fold else a,
                                              value_set=pa.array(wanted, type=a.type)))
@@ -405,35 +407,40 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
     if not conditions:  # every row: the order's first rows
         return (table.num_rows, table.column("id").take(pa.array(ordered[q.offset:end]))
                 .to_pylist(), shape.select)
-    # the most selective condition of value tests gives the candidate rows (its values' rows,
-    # grouped once per copy); every condition is then read for those rows only
-    narrowest = min((c for c in conditions if all(t.index is not None for t in c)),
-                    key=lambda c: sum(t.count() for t in c), default=None)
-    rows = None
-    if narrowest is not None and sum(t.count() for t in narrowest) < table.num_rows // 4:
-        if len(narrowest) == 1:
-            rows = narrowest[0].rows()
-        else:  # any of several tests: each row once, in row order
-            union = np.zeros(table.num_rows, dtype=bool)
-            for t in narrowest:
+    # conditions most selective first (a value test's row count is known from its values'
+    # groups); the first gives the candidate rows when it keeps few, and each condition is
+    # read only for the rows the ones before it kept
+    n = table.num_rows
+    sizes = [sum(t.count() for t in c) if all(t.enc is not None for t in c) else n
+             for c in conditions]
+    conditions = [c for _, c in sorted(zip(sizes, conditions, strict=True), key=lambda x: x[0])]
+    rows: np.ndarray | None = None
+    if min(sizes) < n // 2:
+        first, conditions = conditions[0], conditions[1:]
+        if len(first) == 1:
+            rows = first[0].rows()
+        else:  # any of several tests: each row once
+            union = np.zeros(n, dtype=bool)
+            for t in first:
                 union[t.rows()] = True
             rows = np.flatnonzero(union)
-    passed = np.logical_and.reduce([np.logical_or.reduce([t.on(rows) for t in c])
-                                    for c in conditions])
-    if rows is None and passed.sum() * 16 >= table.num_rows:
-        # many rows pass: read them off the order (one pass) rather than sorting them
-        in_order = ordered[passed[ordered]]
-        picked_rows = in_order[q.offset:end]
-        total = len(in_order)
+    for c in conditions:
+        passed = np.logical_or.reduce([t.on(rows) for t in c])
+        rows = np.flatnonzero(passed) if rows is None else rows[passed]
+    assert rows is not None
+    total = len(rows)
+    if total * 2 >= n:  # most rows pass: read them off the order (one pass), no sorting
+        kept = np.zeros(n, dtype=bool)
+        kept[rows] = True
+        picked_rows = ordered[kept[ordered]][q.offset:end]
     else:
-        matches = np.flatnonzero(passed) if rows is None else rows[passed]
-        keys = position[matches]
-        if end < len(keys):  # the first `end` in order without sorting the rest
-            first = np.argpartition(keys, end - 1)[:end]
-            picked = first[np.argsort(keys[first])][q.offset:]
+        keys = position[rows]
+        if end < total:  # the first `end` in order without sorting the rest
+            first_end = np.argpartition(keys, end - 1)[:end]
+            picked = first_end[np.argsort(keys[first_end])][q.offset:]
         else:
             picked = np.argsort(keys)[q.offset:end]
-        picked_rows, total = matches[picked], len(keys)
+        picked_rows = rows[picked]
     return total, table.column("id").take(pa.array(picked_rows)).to_pylist(), shape.select
 
 
@@ -442,15 +449,16 @@ ORDERS_KEPT = 32  # sort orders kept per in-memory copy (positions and rows: 8 b
 
 @dataclass
 class _Encoded:
-    """A text column of an in-memory copy, dictionary-encoded once per copy (``arrow_ids``):
-    its distinct values, each row's value code (-1 for NULL), the rows grouped by code (split
-    at ``bounds``) and, built when first asked, each value's code and each lower-cased value's
-    codes, so an equality test is a lookup rather than a kernel over the values."""
+    """A text or boolean column of an in-memory copy, dictionary-encoded once per copy
+    (``arrow_ids``): its distinct values, each row's value code (-1 for NULL), the rows
+    grouped by code (split at ``bounds``) and, built when first asked, each value's code and
+    each lower-cased value's codes, so an equality test is a lookup, not a kernel."""
 
     dictionary: pa.Array
     index: np.ndarray
     grouped: np.ndarray
     bounds: np.ndarray
+    sizes: np.ndarray  # rows per value
     lookup: dict[bool, dict[str, list[int]]] = field(default_factory=dict)
 
     @classmethod
@@ -459,11 +467,11 @@ class _Encoded:
         index = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
         grouped = np.argsort(index, kind="stable")  # rows by value: NULLs, then each code
         bounds = np.searchsorted(index[grouped], np.arange(-1, len(encoded.dictionary) + 1))
-        return cls(encoded.dictionary, index, grouped, bounds)
+        return cls(encoded.dictionary, index, grouped, bounds, np.diff(bounds)[1:])
 
     def test(self, hit: np.ndarray) -> _Test:
         """The test whose passing values are ``hit`` (one per value, then False for NULL)."""
-        return _Test(hit=hit, index=self.index, grouped=self.grouped, bounds=self.bounds)
+        return _Test(hit=hit, enc=self)
 
     def among(self, values: list[str], fold: bool) -> _Test:
         """Rows whose value is one of ``values`` (already lower-cased when ``fold``), as
@@ -482,32 +490,31 @@ class _Encoded:
 
 @dataclass
 class _Test:
-    """One filter test on an in-memory copy (``arrow_ids``): a boolean per row, or for a text
-    column which of its distinct values pass (``hit``, a last False for NULL) with each row's
-    value code (``index``) and the rows grouped by code (``grouped``, split at ``bounds``)."""
+    """One filter test on an in-memory copy (``arrow_ids``): a boolean per row (``mask``), or
+    for an encoded column which of its distinct values pass (``hit``, a last False for NULL)
+    with the column's encoding (``enc``: each row's value code, the rows grouped by value)."""
 
     mask: np.ndarray | None = None
     hit: np.ndarray | None = None
-    index: np.ndarray | None = None
-    grouped: np.ndarray | None = None
-    bounds: np.ndarray | None = None
+    enc: _Encoded | None = None
 
     def on(self, rows: np.ndarray | None) -> np.ndarray:
         """Whether each of ``rows`` (all rows when None) passes."""
         if self.mask is not None:
             return self.mask if rows is None else self.mask[rows]
-        assert self.hit is not None and self.index is not None
-        return self.hit[self.index if rows is None else self.index[rows]]
+        assert self.hit is not None and self.enc is not None
+        return self.hit[self.enc.index if rows is None else self.enc.index[rows]]
 
     def count(self) -> int:
-        """How many rows pass (a text test)."""
-        assert self.hit is not None and self.bounds is not None
-        return int(np.diff(self.bounds)[1:][self.hit[:-1]].sum())
+        """How many rows pass (an encoded column's test)."""
+        assert self.hit is not None and self.enc is not None
+        return int(self.enc.sizes[self.hit[:-1]].sum())
 
     def rows(self) -> np.ndarray:
-        """The rows that pass (a text test), from the rows grouped by value."""
-        assert self.hit is not None and self.grouped is not None and self.bounds is not None
-        return np.concatenate([self.grouped[self.bounds[c + 1]:self.bounds[c + 2]]
+        """The rows that pass (an encoded column's test), from the rows grouped by value."""
+        assert self.hit is not None and self.enc is not None
+        grouped, bounds = self.enc.grouped, self.enc.bounds
+        return np.concatenate([grouped[bounds[c + 1]:bounds[c + 2]]
                                for c in np.flatnonzero(self.hit[:-1])] or
                               [np.empty(0, dtype=np.int64)])
 

@@ -302,6 +302,9 @@ def _random_query(rng, relation: str, public, table, con):
             q.casefold = (*q.casefold, col)
             values = [v.upper() for v in values]
         q.equals[col] = values
+    flags = [c for c in own if pa.types.is_boolean(table.schema.field(c).type)]
+    if rng.random() < 0.4 and flags:  # as ratios' flagged=false
+        q.equals[rng.choice(flags)] = rng.choice([[False], [True], [True, False]])
     if rng.random() < 0.3 and text:
         col = rng.choice(text)
         sample = (some(col, 1) or ["abc"])[0]
