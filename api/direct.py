@@ -45,16 +45,17 @@ class _Call:
     call: object
     request_name: str | None
     subs: list[tuple[str, _Call]]
-    fields: list[tuple[ModelField, str, bool]]  # each query parameter, its name, repeatable
+    fields: list[_Param]
 
     def run(self, request: Request, query: QueryParams) -> object:
         values: dict = {}
-        for field, alias, many in self.fields:  # as request_params_to_args reads them
+        for field, alias, many, absent in self.fields:  # as request_params_to_args reads them
             raw = query.getlist(alias) if many else query.get(alias)
             if raw is None or (many and not raw):
-                if field.field_info.is_required() or field.field_info.validate_default:
+                if absent is _NEEDED:
                     raise _Fallback
-                values[field.name] = copy.deepcopy(field.default)
+                values[field.name] = copy.deepcopy(field.default) if absent is _COPIED \
+                    else absent
                 continue
             value, errors = field.validate(raw, values, loc=("query", alias))
             if errors:
@@ -77,6 +78,23 @@ class _Fallback(Exception):
     """The request needs the regular path."""
 
 
+_NEEDED = object()  # an absent parameter FastAPI must handle (required, or a validated default)
+_COPIED = object()  # an absent parameter whose default is copied per request (mutable)
+_PLAIN = (type(None), bool, int, float, str, bytes)
+
+# A query parameter: its field, its name, whether it repeats, and what its absence gives
+# (the default itself when immutable, decided once rather than per request).
+_Param = tuple[ModelField, str, bool, object]
+
+
+def _param(field: ModelField) -> _Param:
+    if field.field_info.is_required() or field.field_info.validate_default:
+        absent: object = _NEEDED
+    else:
+        absent = field.default if type(field.default) in _PLAIN else _COPIED
+    return (field, field.alias, field_annotation_is_sequence(field.field_info.annotation), absent)
+
+
 def _plan(dependant: Dependant) -> _Call | None:
     """The call plan of a dependency tree made only of plain functions taking query
     parameters and the request; None for anything else."""
@@ -96,9 +114,8 @@ def _plan(dependant: Dependant) -> _Call | None:
         subs.append((sub.name, planned))
     if any(field.field_info.validation_alias is not None for field in dependant.query_params):
         return None  # parameters under several names: FastAPI's own lookup
-    fields = [(field, field.alias, field_annotation_is_sequence(field.field_info.annotation))
-              for field in dependant.query_params]
-    return _Call(call, dependant.request_param_name, subs, fields)
+    return _Call(call, dependant.request_param_name, subs,
+                 [_param(field) for field in dependant.query_params])
 
 
 def _answers_response(route: APIRoute) -> bool:

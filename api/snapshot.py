@@ -130,7 +130,10 @@ class Opened:
                     for k in [k for k in self.cache if k[1:2] == (name,)]:  # rows, memo
                         self.cache.pop(k, None)
         name, table = entry
-        return name, frozenset(table.schema.names)
+        have = self.cache.get(("have", name))
+        if have is None:  # dropped with the rows when they go (the key names them)
+            have = self.cache[("have", name)] = frozenset(table.schema.names)
+        return name, have
 
     def table(self, relation: str, columns: list[str]):
         """An in-memory (Arrow) copy of ``relation`` for ``warehouse.queries.arrow_ids``, or
