@@ -403,10 +403,12 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
             orders.pop(next(iter(orders)))
         orders[tuple(order)] = ranked
     position, ordered = ranked
+    if "id" not in memo:
+        memo["id"] = table.column("id").combine_chunks()  # one array: a page's ids by row
+    ids = memo["id"]
     end = q.offset + q.limit
     if not conditions:  # every row: the order's first rows
-        return (table.num_rows, table.column("id").take(pa.array(ordered[q.offset:end]))
-                .to_pylist(), shape.select)
+        return table.num_rows, ids.take(ordered[q.offset:end]).to_pylist(), shape.select
     # conditions most selective first (a value test's row count is known from its values'
     # groups); the first gives the candidate rows when it keeps few, and each condition is
     # read only for the rows the ones before it kept
@@ -434,14 +436,12 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
         kept[rows] = True
         picked_rows = ordered[kept[ordered]][q.offset:end]
     else:
-        keys = position[rows]
-        if end < total:  # the first `end` in order without sorting the rest
-            first_end = np.argpartition(keys, end - 1)[:end]
-            picked = first_end[np.argsort(keys[first_end])][q.offset:]
-        else:
-            picked = np.argsort(keys)[q.offset:end]
-        picked_rows = rows[picked]
-    return total, table.column("id").take(pa.array(picked_rows)).to_pylist(), shape.select
+        # the rows' positions in the order; the page's positions name its rows (``ordered``)
+        places = position[rows]
+        if end < total:  # the first `end` positions without sorting the rest
+            places = np.partition(places, end - 1)[:end]
+        picked_rows = ordered[np.sort(places)[q.offset:end]]
+    return total, ids.take(picked_rows).to_pylist(), shape.select
 
 
 ORDERS_KEPT = 32  # sort orders kept per in-memory copy (positions and rows: 8 bytes a row)
