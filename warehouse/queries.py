@@ -404,11 +404,11 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
         orders[tuple(order)] = ranked
     position, ordered = ranked
     if "id" not in memo:
-        memo["id"] = table.column("id").combine_chunks()  # one array: a page's ids by row
+        memo["id"] = table.column("id").to_pylist()  # a page's ids by row, no conversion
     ids = memo["id"]
     end = q.offset + q.limit
     if not conditions:  # every row: the order's first rows
-        return table.num_rows, ids.take(ordered[q.offset:end]).to_pylist(), shape.select
+        return table.num_rows, [ids[i] for i in ordered[q.offset:end].tolist()], shape.select
     # conditions most selective first (a value test's row count is known from its values'
     # groups); the first gives the candidate rows when it keeps few, and each condition is
     # read only for the rows the ones before it kept
@@ -441,7 +441,7 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
         if end < total:  # the first `end` positions without sorting the rest
             places = np.partition(places, end - 1)[:end]
         picked_rows = ordered[np.sort(places)[q.offset:end]]
-    return total, ids.take(picked_rows).to_pylist(), shape.select
+    return total, [ids[i] for i in picked_rows.tolist()], shape.select
 
 
 ORDERS_KEPT = 32  # sort orders kept per in-memory copy (positions and rows: 8 bytes a row)
