@@ -152,15 +152,10 @@ class ListSQL:
 
 @dataclass
 class _Shape:
-    """A list query checked against its relation, without SQL: the columns a row has
-    (``out``), the relation's own among them (``own``; the rest come from the source join),
-    the ones this snapshot lacks (``missing``), the sort keys as (column, descending) with the
-    tie-break last, the columns selected, and whether the page's ids can be read from the
-    relation alone (``narrow``)."""
+    """A list query's order and columns checked against its relation, without SQL: the sort
+    keys as (column, descending) with the tie-break last, the columns selected, and whether
+    the page's ids can be read from the relation alone (``narrow``)."""
 
-    out: list[str]
-    own: list[str]
-    missing: set[str]
     order: list[tuple[str, bool]]
     select: list[str]
     narrow: bool
@@ -200,8 +195,7 @@ def _order_shape(q: ListQuery, out_cols: list[str], own: list[str],
             raise QueryError(f"unknown column(s) {', '.join(bad)}; available: "
                              f"{', '.join(out_cols)}", param="columns")
     narrow = tiebreak == "id" and not missing and all(c in own for c, _ in order)
-    return _Shape(out=out_cols, own=own, missing=missing, order=order,
-                  select=q.columns or out_cols, narrow=narrow)
+    return _Shape(order=order, select=q.columns or out_cols, narrow=narrow)
 
 
 def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
@@ -370,8 +364,7 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
     def among(col: str, values: list, fold: bool = False) -> _Test:
         wanted = [str(v).lower() for v in values] if fold else values
         enc = encoded(col)
-        plain = bool if pa.types.is_boolean(table.column(col).type) else str
-        if enc is not None and all(type(v) is plain for v in wanted):
+        if enc is not None and all(type(v) is enc.kind for v in wanted):
             return enc.among(wanted, fold)  # a lookup of the values' codes, no kernel
         return holds(col, lambda a: pc.is_in(pc.utf8_lower(a) if fold else a,
                                              value_set=pa.array(wanted, type=a.type)))
@@ -459,6 +452,7 @@ class _Encoded:
     grouped: np.ndarray
     bounds: np.ndarray
     sizes: np.ndarray  # rows per value
+    kind: type  # the Python type of its values (str or bool): the values a lookup can take
     lookup: dict[bool, dict[str, list[int]]] = field(default_factory=dict)
 
     @classmethod
@@ -467,7 +461,8 @@ class _Encoded:
         index = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
         grouped = np.argsort(index, kind="stable")  # rows by value: NULLs, then each code
         bounds = np.searchsorted(index[grouped], np.arange(-1, len(encoded.dictionary) + 1))
-        return cls(encoded.dictionary, index, grouped, bounds, np.diff(bounds)[1:])
+        kind = bool if pa.types.is_boolean(column.type) else str
+        return cls(encoded.dictionary, index, grouped, bounds, np.diff(bounds)[1:], kind)
 
     def test(self, hit: np.ndarray) -> _Test:
         """The test whose passing values are ``hit`` (one per value, then False for NULL)."""
