@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -347,7 +348,7 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
             if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)
                     or pa.types.is_boolean(kind)):
                 return None
-            codes[col] = _Encoded.of(table.column(col))
+            codes[col] = _Encoded.of(col, table.column(col))
         return codes[col]
 
     def holds(col: str, test) -> _Test:
@@ -409,19 +410,35 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
     sizes = [sum(t.count() for t in c) if all(t.enc is not None for t in c) else n
              for c in conditions]
     conditions = [c for _, c in sorted(zip(sizes, conditions, strict=True), key=lambda x: x[0])]
+    smallest = min(sizes)
+    combos = _Combos.kept(memo, conditions)
     rows: np.ndarray | None = None
-    if min(sizes) < n // 2:
-        first, conditions = conditions[0], conditions[1:]
-        if len(first) == 1:
-            rows = first[0].rows()
-        else:  # any of several tests: each row once
-            union = np.zeros(n, dtype=bool)
-            for t in first:
-                union[t.rows()] = True
-            rows = np.flatnonzero(union)
-    for c in conditions:
-        passed = np.logical_or.reduce([t.on(rows) for t in c])
-        rows = np.flatnonzero(passed) if rows is None else rows[passed]
+    if combos is not None and len(combos.counts) <= smallest:
+        # every test is on a value, and the columns take fewer combinations of values than
+        # the candidate rows: decide each combination once; a row passes when its does
+        passes = combos.passing(conditions)
+        total = int(combos.counts[passes].sum())
+        want = min(end, total)
+        if want <= q.offset:
+            return total, [], shape.select
+        if want * n <= total * total:  # reading the order to the page's last row (expected
+            # want * n / total rows) reads fewer rows than those that pass
+            found = _walk(ordered, lambda r: passes[combos.of_row[r]], want, want * n // total)
+            return total, [ids[i] for i in found[q.offset:end].tolist()], shape.select
+        rows = combos.rows(passes)
+    else:
+        if smallest < n // 2:
+            first, conditions = conditions[0], conditions[1:]
+            if len(first) == 1:
+                rows = first[0].rows()
+            else:  # any of several tests: each row once
+                union = np.zeros(n, dtype=bool)
+                for t in first:
+                    union[t.rows()] = True
+                rows = np.flatnonzero(union)
+        for c in conditions:
+            passed = np.logical_or.reduce([t.on(rows) for t in c])
+            rows = np.flatnonzero(passed) if rows is None else rows[passed]
     assert rows is not None
     total = len(rows)
     if total * 2 >= n:  # most rows pass: read them off the order (one pass), no sorting
@@ -437,7 +454,22 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
     return total, [ids[i] for i in picked_rows.tolist()], shape.select
 
 
+def _walk(ordered: np.ndarray, passes, want: int, expected: int) -> np.ndarray:
+    """The first ``want`` rows of ``ordered`` that ``passes`` (rows -> booleans) keeps, read
+    in growing steps from the start: the first step reads the ``expected`` number of rows
+    (and a margin), each next one twice as many as the last, until enough pass."""
+    found: list[np.ndarray] = []
+    got, start, step = 0, 0, expected + expected // 4 + 64
+    while got < want and start < len(ordered):
+        chunk = ordered[start:start + step]
+        kept = chunk[passes(chunk)]
+        found.append(kept)
+        got, start, step = got + len(kept), start + step, step * 2
+    return np.concatenate(found)[:want]
+
+
 ORDERS_KEPT = 32  # sort orders kept per in-memory copy (positions and rows: 8 bytes a row)
+COMBOS_KEPT = 32  # sets of filtered columns kept per copy (_Combos: 8 bytes a row each)
 
 
 @dataclass
@@ -447,6 +479,7 @@ class _Encoded:
     grouped by code (split at ``bounds``) and, built when first asked, each value's code and
     each lower-cased value's codes, so an equality test is a lookup, not a kernel."""
 
+    name: str
     dictionary: pa.Array
     index: np.ndarray
     grouped: np.ndarray
@@ -456,13 +489,13 @@ class _Encoded:
     lookup: dict[bool, dict[str, list[int]]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, column) -> _Encoded:
+    def of(cls, name: str, column) -> _Encoded:
         encoded = column.combine_chunks().dictionary_encode()
         index = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
         grouped = np.argsort(index, kind="stable")  # rows by value: NULLs, then each code
         bounds = np.searchsorted(index[grouped], np.arange(-1, len(encoded.dictionary) + 1))
         kind = bool if pa.types.is_boolean(column.type) else str
-        return cls(encoded.dictionary, index, grouped, bounds, np.diff(bounds)[1:], kind)
+        return cls(name, encoded.dictionary, index, grouped, bounds, np.diff(bounds)[1:], kind)
 
     def test(self, hit: np.ndarray) -> _Test:
         """The test whose passing values are ``hit`` (one per value, then False for NULL)."""
@@ -512,6 +545,71 @@ class _Test:
         return np.concatenate([grouped[bounds[c + 1]:bounds[c + 2]]
                                for c in np.flatnonzero(self.hit[:-1])] or
                               [np.empty(0, dtype=np.int64)])
+
+
+@dataclass
+class _Combos:
+    """The distinct combinations of values that several encoded columns of an in-memory copy
+    take together (``arrow_ids``; kept per copy for each set of columns filtered together):
+    each combination's value codes by column and its row count, and each row's combination.
+    A filter of value tests on those columns is then decided once per combination: its row
+    count is a sum over combinations, and a row passes when its combination does."""
+
+    codes: dict[str, np.ndarray]  # column -> each combination's value code (-1 for NULL)
+    counts: np.ndarray
+    of_row: np.ndarray
+    grouped: np.ndarray  # the rows by combination (each combination's, ``counts`` of them)
+    bounds: np.ndarray
+
+    @classmethod
+    def kept(cls, memo: dict, conditions: list[list[_Test]]) -> _Combos | None:
+        """The combinations of the columns ``conditions`` test, made once per copy; None when
+        a test is not on an encoded column, or the columns' values have too many
+        combinations to number in one integer."""
+        encs: dict[str, _Encoded] = {}
+        for t in (t for c in conditions for t in c):
+            if t.enc is None:
+                return None
+            encs[t.enc.name] = t.enc
+        kept = memo.setdefault("combos", {})
+        key = tuple(sorted(encs))
+        if key not in kept:
+            radices = [len(encs[name].dictionary) + 1 for name in key]
+            if math.prod(radices) >= 2**62:
+                return None
+            number = np.zeros(len(encs[key[0]].index), dtype=np.int64)
+            for name, radix in zip(key, radices, strict=True):  # NULL (-1) as 0
+                number = number * radix + (encs[name].index + 1)
+            unique, of_row, counts = np.unique(number, return_inverse=True, return_counts=True)
+            codes = {}
+            for name, radix in reversed(list(zip(key, radices, strict=True))):
+                unique, code = np.divmod(unique, radix)
+                codes[name] = code - 1
+            if len(kept) >= COMBOS_KEPT:
+                kept.pop(next(iter(kept)))
+            row_combo = of_row.astype(np.int32).reshape(-1)
+            grouped = np.argsort(row_combo, kind="stable").astype(np.int32)
+            kept[key] = cls(codes, counts, row_combo, grouped,
+                            np.concatenate([[0], counts.cumsum()]))
+        return kept[key]
+
+    def passing(self, conditions: list[list[_Test]]) -> np.ndarray:
+        """Whether each combination passes ``conditions`` (all must hold; within one, any)."""
+        passes = np.ones(len(self.counts), dtype=bool)
+        for c in conditions:
+            passes &= np.logical_or.reduce(
+                [t.hit[self.codes[t.enc.name]] for t in c  # type: ignore[index,union-attr]
+                 ])
+        return passes
+
+    def rows(self, passes: np.ndarray) -> np.ndarray:
+        """The rows of the combinations that pass: their groups joined when few pass, else
+        one pass over the grouped rows."""
+        picked = np.flatnonzero(passes)
+        if len(picked) > 32:
+            return self.grouped[np.repeat(passes, self.counts)]
+        return np.concatenate([self.grouped[self.bounds[c]:self.bounds[c + 1]] for c in picked]
+                              or [np.empty(0, dtype=np.int32)])
 
 
 def _order_rank(table, order: list[tuple[str, str, str]]) -> tuple[np.ndarray, np.ndarray]:
