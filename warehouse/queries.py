@@ -316,8 +316,9 @@ def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
     sort keys NULLS LAST then ``id``. The query is first checked as the SQL path checks it
     (unknown columns, sort keys). None when it needs SQL: a raw ``where`` condition, a
     subquery, or a column the copy lacks. ``memo`` keeps, for the next query on the same
-    copy, each sort order (``_order_rank``), each text column's encoding and the
-    snapshot's accelerator aliases."""
+    copy, each sort order (``_order_rank``), each text and boolean column's encoding
+    (``_Encoded``), the combinations of each set of columns filtered together
+    (``_Combos``), the id column as a list and the snapshot's accelerator aliases."""
     # the SQL path's checks and errors, in its order: filter columns, values, sort, columns
     out_cols, own, missing = _filter_shape(q, have)
     if q.where or q.subquery is not None:
@@ -541,10 +542,15 @@ class _Test:
     def rows(self) -> np.ndarray:
         """The rows that pass (an encoded column's test), from the rows grouped by value."""
         assert self.hit is not None and self.enc is not None
-        grouped, bounds = self.enc.grouped, self.enc.bounds
-        return np.concatenate([grouped[bounds[c + 1]:bounds[c + 2]]
-                               for c in np.flatnonzero(self.hit[:-1])] or
-                              [np.empty(0, dtype=np.int64)])
+        # the encoding's groups start with the NULL rows: value c's are group c + 1
+        return _joined(self.enc.grouped, self.enc.bounds[1:], np.flatnonzero(self.hit[:-1]))
+
+
+def _joined(grouped: np.ndarray, bounds: np.ndarray, picked: np.ndarray) -> np.ndarray:
+    """The rows of the ``picked`` groups of ``grouped`` (group g is ``grouped[bounds[g]:
+    bounds[g + 1]]``), one group after another."""
+    return np.concatenate([grouped[bounds[g]:bounds[g + 1]] for g in picked]
+                          or [np.empty(0, dtype=grouped.dtype)])
 
 
 @dataclass
@@ -608,8 +614,7 @@ class _Combos:
         picked = np.flatnonzero(passes)
         if len(picked) > 32:
             return self.grouped[np.repeat(passes, self.counts)]
-        return np.concatenate([self.grouped[self.bounds[c]:self.bounds[c + 1]] for c in picked]
-                              or [np.empty(0, dtype=np.int32)])
+        return _joined(self.grouped, self.bounds, picked)
 
 
 def _order_rank(table, order: list[tuple[str, str, str]]) -> tuple[np.ndarray, np.ndarray]:
