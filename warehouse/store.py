@@ -7,6 +7,7 @@
       CURRENT                 JSON pointer to the published snapshot; replaced atomically
       runs/<run id>.json      one record per refresh run, published or not
       refresh.lock            flock held by the running refresh (released by the OS on death)
+      state/<source>.json     what a source learnt without publishing (see ``read_state``)
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class Layout:
         self.runs = self.root / "runs"
         self.current = self.root / "CURRENT"
         self.lock = self.root / "refresh.lock"
+        self.state = self.root / "state"
         self._unsynced: set[Path] = set()
 
     def ensure(self) -> None:
@@ -94,6 +96,22 @@ class Layout:
         for d in self._unsynced:
             _fsync_dir(d)
         self._unsynced.clear()
+
+    # ---------------------------------------------------------------- source state
+    def read_state(self, source: str) -> dict:
+        """What ``source`` recorded with ``write_state`` ({} when nothing, or when the file is
+        unreadable: it only ever saves work, so a lost one costs time, not data)."""
+        try:
+            data = json.loads((self.state / f"{source}.json").read_bytes())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def write_state(self, source: str, data: dict) -> None:
+        """Keep a small JSON fact for ``source`` outside the snapshots (written atomically): for
+        what a run learns when it publishes nothing, such as "these pages give the rows the
+        current snapshot already has"."""
+        atomic_write(self.state / f"{source}.json", json.dumps(data, indent=1).encode())
 
     # ---------------------------------------------------------------- snapshots
     def read_current(self) -> SnapshotRef | None:

@@ -16,6 +16,7 @@ from warehouse.exceptions import ParseError
 
 DEFAULT_URL = "https://prices.azure.com/api/retail/prices"
 DEFAULT_FILTER = "serviceName eq 'Virtual Machines' and startswith(armSkuName, 'Standard_N')"
+SAME_KEPT = 8  # page digests remembered as giving the current rows (see the end of ``load``)
 
 
 class AzureConfig(SourceConfig):
@@ -37,7 +38,8 @@ def load(ctx: LoadContext) -> None:
     new one, an item that disappears is marked unlisted). All pages or nothing.
 
     Two passes: every page is fetched and stored first; when the pages are byte-for-byte the
-    ones the current rows were built from (``source_state``), nothing is parsed. Otherwise the
+    ones the current rows were built from (``source_state``), or ones a run since found to give
+    the same rows (``state/azure_prices.json``), nothing is parsed. Otherwise the
     stored pages are parsed one at a time into a work table and the versions are computed in
     SQL, so memory does not grow with the price list.
     """
@@ -64,8 +66,10 @@ def load(ctx: LoadContext) -> None:
     digest = hashlib.sha256("\n".join([PARSER_VERSION, *(sha for sha, _ in pages)])
                             .encode()).hexdigest()
     ctx.outcome.details.update(pages=len(pages), digest=digest, notes=notes, walk=walk)
-    if scalar(ctx.reader, "SELECT digest FROM source_state WHERE source = ?",
-              [SOURCE]) == digest:
+    known = scalar(ctx.reader, "SELECT digest FROM source_state WHERE source = ?", [SOURCE])
+    same = ctx.layout.read_state(SOURCE)  # pages parsed since that gave the same rows
+    if digest == known or (known and same.get("same_as") == known
+                           and digest in same.get("digests", [])):
         ctx.discard_snapshots()  # the run that stored this digest recorded these pages
         ctx.outcome.details["parsed"] = False
         ctx.outcome.status = "unchanged"
@@ -165,3 +169,10 @@ def load(ctx: LoadContext) -> None:
                 [SOURCE, digest, len(pages), observed])
     ctx.outcome.rows = inserted + counts.get("changed", 0) + gone
     ctx.outcome.status = "updated" if ctx.outcome.rows else "unchanged"
+    if not ctx.outcome.rows and known:
+        # Other bytes, the same rows (a page boundary moved, a field not kept changed): nothing
+        # is published, so source_state keeps the old digest. Remember that these pages give
+        # what it gave, or every later refresh would parse them all again.
+        kept = same.get("digests", []) if same.get("same_as") == known else []
+        ctx.layout.write_state(SOURCE, {"same_as": known,
+                                        "digests": [digest, *kept[:SAME_KEPT - 1]]})

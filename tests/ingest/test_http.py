@@ -93,3 +93,38 @@ def test_redact_removes_credentials_only():
     assert redact("https://user:pw@h.test/p?sig=abc&x=1") == "https://h.test/p?sig=***&x=1"
     assert redact("https://h.test/p?currencyCode=USD&api_key=k&code=c") == \
         "https://h.test/p?currencyCode=USD&api_key=***&code=***"
+
+
+def test_redirect_is_followed_and_the_final_url_recorded():
+    seen = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        if request.url.path == "/old":
+            return httpx.Response(302, headers={"Location": "https://x.test/new?page=2"})
+        return httpx.Response(200, content=b"moved here")
+
+    client = make_client(transport=httpx.MockTransport(handler))
+    raw = fetch_bytes(client, "https://x.test/old", source="t")
+    assert raw.body == b"moved here"
+    assert raw.url == "https://x.test/new?page=2"
+    assert seen[-1] == "https://x.test/new?page=2"
+
+
+def test_compressed_body_is_decoded():
+    import gzip
+
+    text = b'{"Items": [], "Count": 0}' * 50
+    client, calls = scripted(httpx.Response(200, headers={"Content-Encoding": "gzip"},
+                                            content=gzip.compress(text)))
+    assert fetch_bytes(client, "https://x.test/a", source="t").body == text
+    assert "gzip" in calls[0].headers["Accept-Encoding"]
+
+
+def test_the_clients_transport_for_the_url_is_used():
+    """A mount (as a proxy setting makes one) decides where a request goes, not the default."""
+    mounted = httpx.MockTransport(lambda r: httpx.Response(200, content=b"via mount"))
+    default = httpx.MockTransport(lambda r: httpx.Response(200, content=b"via default"))
+    client = httpx.Client(transport=default, mounts={"https://prices.test": mounted})
+    assert fetch_bytes(client, "https://prices.test/p", source="t").body == b"via mount"
+    assert fetch_bytes(client, "https://other.test/p", source="t").body == b"via default"

@@ -158,6 +158,26 @@ def test_same_prices_in_other_pages_are_parsed_and_still_unchanged(warehouse, se
     assert az.details["unchanged"] == len(seed_items()) - 1
     assert report.status == "unchanged" and Layout(warehouse.data_path).read_current() == before
 
+    # Those pages are remembered as giving the current rows: the next refresh of the same bytes
+    # parses nothing, nor does one of the bytes the snapshot was built from.
+    for page_size in (3, 4, 3):
+        mount_azure(server, page_size=page_size)
+        report = refresh(warehouse)
+        assert report.status == "unchanged", report.message
+        assert azure_outcome(report).details["parsed"] is False, page_size
+    # A real change in those same page bytes is parsed and published, and what was remembered
+    # no longer stands for the new snapshot.
+    items = seed_items()
+    items[0] = {**items[0], "retailPrice": items[0]["retailPrice"] + 1,
+                "unitPrice": items[0]["unitPrice"] + 1}
+    mount_azure(server, items, page_size=3)
+    report = refresh(warehouse)
+    assert report.status == "published" and azure_outcome(report).details["closed_versions"] == 1
+    mount_azure(server, page_size=3)  # the old prices again, in the pages remembered before
+    report = refresh(warehouse)
+    assert report.status == "published", report.message
+    assert azure_outcome(report).details["parsed"] is True
+
 
 def test_relisted_item_opens_after_its_last_version_closed(warehouse, server, client_for):
     gone = [i for i in seed_items() if i["armSkuName"] != "Standard_NC24ads_A100_v4"]
