@@ -95,3 +95,13 @@ def test_the_lock_is_exclusive_and_names_its_holder(layout):
             RefreshLock(layout).acquire()
     with RefreshLock(layout):  # released on exit: taken again
         pass
+
+
+def test_source_state_round_trips_and_a_bad_file_reads_as_nothing(tmp_path):
+    layout = Layout(tmp_path)
+    assert layout.read_state("azure_prices") == {}
+    layout.write_state("azure_prices", {"same_as": "a", "digests": ["b", "c"]})
+    assert Layout(tmp_path).read_state("azure_prices") == {"same_as": "a", "digests": ["b", "c"]}
+    for bad in (b'{"same_as": "a", "dig', b"[1, 2]", b"\xff\xfe"):
+        (tmp_path / "state" / "azure_prices.json").write_bytes(bad)
+        assert layout.read_state("azure_prices") == {}  # costs a parse, never a wrong skip
