@@ -67,9 +67,9 @@ def load(ctx: LoadContext) -> None:
                             .encode()).hexdigest()
     ctx.outcome.details.update(pages=len(pages), digest=digest, notes=notes, walk=walk)
     known = scalar(ctx.reader, "SELECT digest FROM source_state WHERE source = ?", [SOURCE])
-    same = ctx.layout.read_state(SOURCE)  # pages parsed since that gave the same rows
-    if digest == known or (known and same.get("same_as") == known
-                           and digest in same.get("digests", [])):
+    same = ctx.layout.read_state(SOURCE)  # pages parsed since that gave the rows of `known`
+    remembered = same.get("digests", []) if known and same.get("same_as") == known else []
+    if digest == known or digest in remembered:
         ctx.discard_snapshots()  # the run that stored this digest recorded these pages
         ctx.outcome.details["parsed"] = False
         ctx.outcome.status = "unchanged"
@@ -173,6 +173,5 @@ def load(ctx: LoadContext) -> None:
         # Other bytes, the same rows (a page boundary moved, a field not kept changed): nothing
         # is published, so source_state keeps the old digest. Remember that these pages give
         # what it gave, or every later refresh would parse them all again.
-        kept = same.get("digests", []) if same.get("same_as") == known else []
         ctx.layout.write_state(SOURCE, {"same_as": known,
-                                        "digests": [digest, *kept[:SAME_KEPT - 1]]})
+                                        "digests": [digest, *remembered[:SAME_KEPT - 1]]})
