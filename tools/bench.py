@@ -13,6 +13,7 @@ import io
 import json
 import os
 import platform
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -93,12 +94,20 @@ def _rss_kb(pids: list[int]) -> tuple[int, int]:
     return max(sizes, default=0), sum(sizes)
 
 
+def _cpu_ticks() -> tuple[int, int]:
+    """(all, steal) clock ticks of this machine so far, from /proc/stat's first line: steal is
+    time the hypervisor gave this VM's CPUs to someone else."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(fields[:8]), fields[7]  # user … steal; guest time is inside user already
+
+
 def run_refresh(env: dict) -> dict:
     """One `perfledger refresh` process: wall time, stages, and peak resident memory of its
     process tree (the refresh and the validation processes it starts), sampled every 20 ms
     from /proc (the tree itself is re-read every 0.2 s: scanning all of /proc each sample took
     ~6 ms of this process, which also runs the sources' HTTP server)."""
-    t = time.perf_counter()
+    t, ticks = time.perf_counter(), _cpu_ticks()
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen([BIN / "perfledger", "refresh", "--report", env["BENCH_REPORT"]],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     largest = total = samples = 0
@@ -111,6 +120,12 @@ def run_refresh(env: dict) -> dict:
         samples += 1
         time.sleep(0.02)
     wall = time.perf_counter() - t
+    # The refresh's own CPU (and its validation processes', waited for by it) against its wall
+    # time, and how much of the machine the hypervisor took meanwhile: a slow run with the usual
+    # CPU seconds and a high steal share is the machine, not the code.
+    done = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (done.ru_utime - used.ru_utime) + (done.ru_stime - used.ru_stime)
+    all_ticks, steal = (b - a for a, b in zip(ticks, _cpu_ticks(), strict=True))
     report = json.loads(Path(env["BENCH_REPORT"]).read_text())
     # Sources' time is fetching (and storing the bytes) plus parsing and loading, which for the
     # first source that writes includes staging the copy (reported as its own stage).
@@ -118,7 +133,8 @@ def run_refresh(env: dict) -> dict:
     loaded = sum(s["seconds"] for s in report["sources"]) - fetched - report["stages"].get("stage", 0)
     walk = next((x["details"].get("walk") for x in report["sources"]
                  if x["source"] == "azure_prices"), None)
-    return {"status": report["status"], "exit": proc.returncode, "wall_s": wall,
+    return {"status": report["status"], "exit": proc.returncode, "wall_s": wall, "cpu_s": cpu,
+            "steal_share": steal / all_ticks if all_ticks else 0.0,
             "stages_s": {"fetch": fetched, "parse+load": loaded, **report["stages"]},
             "azure_walk": walk,
             "peak_rss_mb": largest / 1024, "peak_rss_mb_tree": total / 1024,
@@ -129,7 +145,9 @@ def run_refresh(env: dict) -> dict:
 def run_refresh_repeated(env: dict, times: int) -> dict:
     """``times`` runs of `perfledger refresh`: the median run's figures, every run's wall time."""
     runs = sorted((run_refresh(env) for _ in range(times)), key=lambda x: x["wall_s"])
-    return {**runs[len(runs) // 2], "wall_s_runs": [x["wall_s"] for x in runs]}
+    return {**runs[len(runs) // 2], "wall_s_runs": [x["wall_s"] for x in runs],
+            "cpu_s_runs": [x["cpu_s"] for x in runs],
+            "steal_share_runs": [x["steal_share"] for x in runs]}
 
 
 IN_PROCESS = """
@@ -605,8 +623,8 @@ def report(r: dict) -> str:
     lines += [f"| {t['target']} | {t['value']:.2f} | {t['goal']} | {t['result']} |"
               for t in r.get("targets", [])]
     lines += ["", "### Refresh (`perfledger refresh`, a new process each time)", "",
-             "| run | status | wall s | stages (s) | peak RSS MB, largest process (whole tree) | snapshot MB |",
-             "|---|---|---|---|---|---|"]
+             "| run | status | wall s | CPU s | machine stolen | stages (s) | peak RSS MB, largest "
+             "process (whole tree) | snapshot MB |", "|---|---|---|---|---|---|---|---|"]
     for key in ("refresh_1x", "refresh_unchanged", "refresh_100x"):
         x = r[key]
         stages = ", ".join(f"{k} {v:.2f}" for k, v in x["stages_s"].items())
@@ -614,7 +632,11 @@ def report(r: dict) -> str:
         if "wall_s_runs" in x:
             wall += (f" (median of {len(x['wall_s_runs'])}: {min(x['wall_s_runs']):.1f}–"
                      f"{max(x['wall_s_runs']):.1f})")
-        lines.append(f"| {key} | {x['status']} | {wall} | {stages} | "
+        cpu, steal = f"{x['cpu_s']:.1f}", f"{x['steal_share']:.0%}"
+        if "cpu_s_runs" in x:
+            cpu += f" ({', '.join(f'{c:.1f}' for c in x['cpu_s_runs'])})"
+            steal += f" ({', '.join(f'{c:.0%}' for c in x['steal_share_runs'])})"
+        lines.append(f"| {key} | {x['status']} | {wall} | {cpu} | {steal} | {stages} | "
                      f"{x['peak_rss_mb']:.0f} ({x['peak_rss_mb_tree']:.0f}) | {x.get('snapshot_mb', 0):.1f} |")
     warm = r["refresh_unchanged_in_process"]
     lines += ["", "No-change refreshes in one long-lived process (`serve --refresh-every`, a scheduler "
