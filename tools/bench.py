@@ -23,6 +23,7 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import quote
 
 import duckdb
 import httpx
@@ -143,7 +144,8 @@ def run_refresh(env: dict) -> dict:
 
 
 def run_refresh_repeated(env: dict, times: int) -> dict:
-    """``times`` runs of `perfledger refresh`: the median run's figures, every run's wall time."""
+    """``times`` runs of `perfledger refresh`: the median run's figures, every run's wall time,
+    CPU seconds and steal share."""
     runs = sorted((run_refresh(env) for _ in range(times)), key=lambda x: x["wall_s"])
     return {**runs[len(runs) // 2], "wall_s_runs": [x["wall_s"] for x in runs],
             "cpu_s_runs": [x["cpu_s"] for x in runs],
@@ -254,15 +256,29 @@ def summary(runs: list[dict]) -> dict:
             "errors": sum(r["errors"] + r["non2xx"] for r in runs), "runs": runs}
 
 
-def settle(base: str, path: str = "/healthz") -> None:
-    """Let the server drain what a load run queued before the next measurement."""
+def settle(url: str) -> None:
+    """Let the server drain what a load run queued before the next measurement: wait until
+    ``url`` (a cheap page of it) answers 200."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            if httpx.get(base + path, timeout=10).status_code == 200:
+            if httpx.get(url, timeout=10).status_code == 200:
                 return
         except httpx.HTTPError:
             time.sleep(0.5)
+
+
+def in_turn(first: tuple[str, str], second: tuple[str, str], concurrency: int) -> tuple[dict, dict]:
+    """Two servers' load runs, each run of one followed by a run of the other
+    (``PAIRED_REPEATS`` of each), so both see the machine as it is then: this shared machine's
+    speed drifts by 2x over minutes. Each side is (URL to load, URL answering 200 once the
+    server has drained)."""
+    runs: tuple[list[dict], list[dict]] = ([], [])
+    for _ in range(PAIRED_REPEATS):
+        for (url, ready), out in zip((first, second), runs, strict=True):
+            out.append(wrk(url, concurrency))
+            settle(ready)
+    return summary(runs[0]), summary(runs[1])
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -340,6 +356,15 @@ DATASETTE_COSTS = ("select id, round, division, organization, system_name, model
                    "10.0 * total_accelerators / (result * 3600.0) * 1e6 as cost_per_million_tokens "
                    "from cost_input where model_id = 'llama2-70b-99.9' and scenario = 'Interactive' "
                    "and division = 'closed' and availability = 'available' order by id limit 100")
+
+# Each cold target's peer: results key -> (target label, the query in QUERIES, the same
+# request to Datasette)
+PEERS = {
+    "datasette": ("filtered results", "filtered results (model+scenario)",
+                  "/results/mlperf_result.json?model_id=deepseek-r1&scenario=Interactive&_shape=array"),
+    "datasette_costs": ("costs", "costs at $10/accelerator-hour",
+                        "/results.json?_shape=array&sql=" + quote(DATASETTE_COSTS)),
+}
 
 
 def floor_ms(snapshot: Path) -> float:
@@ -420,7 +445,7 @@ def main() -> None:
                     for c in (CONCURRENCY if workers == 1 else [c for c in CONCURRENCY if c > 1]):
                         print(f"api {workers}w {name} c={c} …", file=sys.stderr)
                         results["api"][f"{workers}w|{name}|{c}"] = load(base + path, c)
-                        settle(base)
+                        settle(base + "/healthz")
                 etag = httpx.get(base + QUERIES["filtered results (model+scenario)"],
                                  timeout=30).headers["etag"]
                 for c in (CONCURRENCY if workers == 1 else [c for c in CONCURRENCY if c > 1]):
@@ -472,7 +497,7 @@ def main() -> None:
                 for c in CONCURRENCY:
                     print(f"api 1w no-cache {name} c={c} …", file=sys.stderr)
                     results["api_nocache"][f"{name}|{c}"] = load(base + QUERIES[name], c)
-                    settle(base)
+                    settle(base + "/healthz")
 
             # ---- Datasette, same rows, equivalent requests, beside the uncached server and
             # measured in turn with it, run by run (as 100x against 1x below): this machine's
@@ -485,31 +510,17 @@ def main() -> None:
                                    "--setting", "num_sql_threads", "3"],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             try:
-                probe = "/-/versions.json"
-                ds_base = up(ds, f"http://127.0.0.1:{port}", probe, "Datasette")[1]
-                from urllib.parse import quote
-
-                peers = {"datasette": ("filtered results (model+scenario)",
-                                       "/results/mlperf_result.json?model_id=deepseek-r1"
-                                       "&scenario=Interactive&_shape=array"),
-                         "datasette_costs": ("costs at $10/accelerator-hour",
-                                             "/results.json?_shape=array&sql="
-                                             + quote(DATASETTE_COSTS))}
+                ds_base = up(ds, f"http://127.0.0.1:{port}", "/-/versions.json", "Datasette")[1]
                 results["api_nocache_paired"] = {}
-                for peer, (name, path) in peers.items():
+                for peer, (_, name, path) in PEERS.items():
                     assert httpx.get(ds_base + path, timeout=30).status_code == 200, peer
                     results[peer] = {}
                     for c in CONCURRENCY:
                         print(f"api 1w no-cache and Datasette, in turn, {name} c={c} …",
                               file=sys.stderr)
-                        ours, theirs = [], []
-                        for _ in range(PAIRED_REPEATS):
-                            ours.append(wrk(base + QUERIES[name], c))
-                            settle(base)
-                            theirs.append(wrk(ds_base + path, c))
-                            settle(ds_base, probe)
-                        results["api_nocache_paired"][f"{name}|{c}"] = summary(ours)
-                        results[peer][c] = summary(theirs)
+                        results["api_nocache_paired"][f"{name}|{c}"], results[peer][c] = in_turn(
+                            (base + QUERIES[name], base + "/healthz"),
+                            (ds_base + path, ds_base + "/-/versions.json"), c)
             finally:
                 stop(ds)
         finally:
@@ -555,14 +566,10 @@ def main() -> None:
                               file=sys.stderr)
                         # results: one synthetic round, so the page holds the rows it holds at 1x
                         suffix = "&round=v6.1-s7" if name.startswith("filtered results") else ""
-                        big_runs, one_runs = [], []
-                        for _ in range(PAIRED_REPEATS):
-                            one_runs.append(wrk(base_one + QUERIES[name], c))
-                            settle(base_one)
-                            big_runs.append(wrk(base + QUERIES[name] + suffix, c))
-                            settle(base)
-                        results["api_1x_paired"][f"{name}|{c}"] = summary(one_runs)
-                        results["api_100x"][f"{name}|{c}"] = summary(big_runs)
+                        key = f"{name}|{c}"
+                        results["api_1x_paired"][key], results["api_100x"][key] = in_turn(
+                            (base_one + QUERIES[name], base_one + "/healthz"),
+                            (base + QUERIES[name] + suffix, base + "/healthz"), c)
             finally:
                 stop(proc_one)
         finally:
@@ -594,9 +601,7 @@ def targets(r: dict) -> list[dict]:
         out.append({"target": name, "value": round(value, 3), "goal": goal,
                     "result": "pass" if ok else "miss"})
 
-    for label, ours, peer in (("filtered results", "filtered results (model+scenario)",
-                               "datasette"),
-                              ("costs", "costs at $10/accelerator-hour", "datasette_costs")):
+    for peer, (label, ours, _) in PEERS.items():
         for c in (1, 16):
             u, d = r["api_nocache_paired"][f"{ours}|{c}"], r[peer][c]
             line(f"cold {label} c{c}: req/s vs Datasette (measured in turn)", u["rps"] / d["rps"], ">= 2",
@@ -677,8 +682,7 @@ def report(r: dict) -> str:
               f"in turn, {PAIRED_REPEATS} runs of each, medians; perfledger cached for comparison)",
               "", "| query | conc | uncached req/s | Datasette req/s | ratio | uncached p99 | "
               "Datasette p99 | p99 ratio | cached req/s (p99) |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, peer in (("filtered results (model+scenario)", "datasette"),
-                       ("costs at $10/accelerator-hour", "datasette_costs")):
+    for peer, (_, name, _) in PEERS.items():
         for c, d in r[peer].items():
             u = r["api_nocache_paired"][f"{name}|{c}"]
             p = r["api"].get(f"1w|{name}|{c}")
