@@ -308,3 +308,18 @@ def test_a_direct_url_is_recorded_as_httpx_records_it(url):
 
     assert _PLAIN_URL.match(url)
     assert _recorded_url(url) == str(httpx.URL(url))
+
+
+def test_the_command_line_does_not_load_httpxs_own_command_line_tool():
+    """``ingest`` marks httpx's optional CLI module absent (it loads rich, pygments and click:
+    a tenth of a no-change refresh); httpx works as without its ``cli`` extra."""
+    import subprocess
+    import sys
+
+    code = ("import sys, cli.main, httpx\n"
+            "print(sorted(m for m in ('httpx._main', 'rich', 'pygments', 'click')"
+            " if sys.modules.get(m)))\n"
+            "print(httpx.Client().headers['accept-encoding'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out == ["[]", "gzip, deflate"]
