@@ -276,8 +276,7 @@ def _get_direct(client: FetchClient, url: str, extra: dict[str, str],
             got = httpx.Headers(response.headers)
             status = response.status
             if status in _REDIRECTS and "Location" in got:
-                for _chunk in response.iter_stream():  # read out: the connection is reused
-                    pass
+                _read(response.iter_stream(), deadline)  # read out: the connection is reused
                 url = urljoin(url, got["Location"])
                 continue
             if status == 429 or status >= 500:
