@@ -110,7 +110,7 @@ class FetchClient(httpx.Client):
         super().__init__(timeout=httpx.Timeout(timeout), headers={"User-Agent": USER_AGENT},
                          follow_redirects=True, transport=transport)
         self.direct = transport is None and not urllib.request.getproxies()
-        self.timeouts = dict.fromkeys(("connect", "read", "write", "pool"), timeout)
+        self.timeouts = self.timeout.as_dict()  # httpx's own, in httpcore's form
         self._pools: dict[str, httpcore.ConnectionPool] = {}
         self._lock = threading.Lock()
 
@@ -158,6 +158,9 @@ _PLAIN_URL = re.compile(
     r"https?://[a-z0-9.\-]+(?::\d+)?(?:[/?][A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*)?\Z")
 _DEFAULT_PORT = re.compile(r"^(https://[^/?:]+):443(?=[/?]|\Z)|^(http://[^/?:]+):80(?=[/?]|\Z)")
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# The headers httpx sends with every GET of this client, in its order (Host is added by httpcore)
+_DIRECT_HEADERS = [(b"Accept", b"*/*"), (b"Accept-Encoding", b"gzip, deflate"),
+                   (b"Connection", b"keep-alive"), (b"User-Agent", USER_AGENT.encode())]
 _TRANSPORT_ERRORS = (httpx.TransportError, httpcore.ProtocolError, httpcore.NetworkError,
                      httpcore.TimeoutException, httpcore.UnsupportedProtocol,
                      httpcore.ProxyError)
@@ -180,6 +183,12 @@ class _RetryableStatus(Exception):
 
 class _Indirect(Exception):
     """The direct path met something only httpx handles: send this attempt through httpx."""
+
+
+def _raise_if_retryable(status: int, headers: httpx.Headers) -> None:
+    """429 and 5xx are retried (before the body is read)."""
+    if status == 429 or status >= 500:
+        raise _RetryableStatus(status, headers)
 
 
 def _is_retryable(exc: BaseException) -> bool:
@@ -250,8 +259,7 @@ def _read(chunks: Iterable[bytes], deadline: float | None, gzipped: bool = False
 def _get_httpx(client: httpx.Client, url: str, headers: dict[str, str],
                deadline: float | None) -> _Reply:
     with client.stream("GET", url, headers=headers) as response:
-        if response.status_code == 429 or response.status_code >= 500:
-            raise _RetryableStatus(response.status_code, response.headers)
+        _raise_if_retryable(response.status_code, response.headers)
         body = _read(response.iter_bytes(), deadline)
     return _Reply(response.status_code, response.headers, body, str(response.url))
 
@@ -264,13 +272,11 @@ def _recorded_url(url: str) -> str:
 def _get_direct(client: FetchClient, url: str, extra: dict[str, str],
                 deadline: float | None) -> _Reply:
     """One GET through httpcore, redirects followed, headers as httpx sends them."""
-    headers = [(b"Accept", b"*/*"), (b"Accept-Encoding", b"gzip, deflate"),
-               (b"Connection", b"keep-alive"), (b"User-Agent", USER_AGENT.encode())]
-    headers += [(k.encode(), v.encode("latin-1")) for k, v in extra.items()]
+    headers = _DIRECT_HEADERS + [(k.encode(), v.encode("latin-1")) for k, v in extra.items()]
     for _ in range(MAX_REDIRECTS + 1):
         if not _PLAIN_URL.match(url):
             raise _Indirect
-        pool = client.pool(url[: url.index(":")].lower())
+        pool = client.pool(url[: url.index(":")])  # "http" or "https": _PLAIN_URL's only two
         with pool.stream("GET", url, headers=headers,
                          extensions={"timeout": client.timeouts}) as response:
             got = httpx.Headers(response.headers)
@@ -279,8 +285,7 @@ def _get_direct(client: FetchClient, url: str, extra: dict[str, str],
                 _read(response.iter_stream(), deadline)  # read out: the connection is reused
                 url = urljoin(url, got["Location"])
                 continue
-            if status == 429 or status >= 500:
-                raise _RetryableStatus(status, got)
+            _raise_if_retryable(status, got)
             coding = got.get("Content-Encoding", "").strip().lower()
             if coding not in ("", "identity", "gzip", "x-gzip"):
                 raise _Indirect
