@@ -11,13 +11,3 @@ schema, the refresh pipeline, and one folder per source.
 
 ``ingest`` stands on ``warehouse`` and is never imported by ``api``.
 """
-
-import sys
-
-# httpx imports its optional command-line tool (``httpx._main``, which loads rich, pygments and
-# click: ~0.13 s of CPU, a tenth of a no-change refresh) whenever those happen to be installed,
-# as they are here for typer and the validate table. perfledger never runs that tool. A module
-# set to None in ``sys.modules`` is how Python says "not installed": the import raises
-# ImportError, which httpx catches exactly as when its ``cli`` extra is not installed.
-sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-

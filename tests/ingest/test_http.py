@@ -130,196 +130,113 @@ def test_the_clients_transport_for_the_url_is_used():
     assert fetch_bytes(client, "https://other.test/p", source="t").body == b"via default"
 
 
-# ------------------------------------------------ the direct (httpcore) path against httpx
-# ``make_client()`` sends plain GETs through httpcore; given a transport, every request goes
-# through httpx. Both are run against the same real local server and must give the same Raw.
-# httpx's request event hook fires only for requests httpx sends, which shows the path taken.
+# ------------------------------------------------ against a real local server
+# ``make_client()`` is a plain ``httpx.Client``: every request below goes through httpx's own
+# transport to a real socket, and its request event hook sees each one (redirect hops included).
 
 import gzip  # noqa: E402
+import socket  # noqa: E402
 import zlib  # noqa: E402
 
 from tests.helpers import Reply  # noqa: E402
 
 
-def both_paths():
-    """(name, client, requests httpx sent) for the direct client and the httpx-only one."""
-    out = []
-    for name, client in (("direct", make_client(5)),
-                         ("httpx", make_client(5, transport=httpx.HTTPTransport()))):
-        sent: list[str] = []
-        client.event_hooks["request"].append(lambda r, sent=sent: sent.append(str(r.url)))
-        out.append((name, client, sent))
-    return out
+def fetch(url, **kwargs):
+    """(status, body, url, etag, last_modified, attempts) or the FetchError message, and the
+    URLs httpx sent."""
+    sent: list[str] = []
+    with make_client(5) as client:
+        client.event_hooks["request"].append(lambda r: sent.append(str(r.url)))
+        try:
+            raw = fetch_bytes(client, url, source="t", sleep=lambda s: None, **kwargs)
+            got = (raw.status, raw.body, raw.url, raw.etag, raw.last_modified, raw.attempts)
+        except FetchError as e:
+            got = str(e)
+    return got, sent
 
 
-def fetch_both(url, **kwargs):
-    """The Raw (or the FetchError message) each path gives, and what httpx sent for each."""
-    results = {}
-    for name, client, sent in both_paths():
-        with client:
-            try:
-                raw = fetch_bytes(client, url, source="t", sleep=lambda s: None, **kwargs)
-                results[name] = (raw.status, raw.body, raw.url, raw.etag, raw.last_modified,
-                                 raw.attempts)
-            except FetchError as e:
-                results[name] = str(e)
-        results[name + " via httpx"] = list(sent)
-    return results
-
-
-def test_a_plain_get_goes_direct_and_matches_httpx(server):
+def test_a_get_sends_httpx_headers_and_keeps_the_url_as_given(server):
     body = b'{"Items": [1, 2], "NextPageLink": null}' * 100
     server.handlers["/p"] = lambda r: Reply(200, body, {
         "ETag": '"v1"', "Last-Modified": "Wed, 01 Jan 2026 00:00:00 GMT"})
     url = server.url("/p?api-version=2023&$filter=serviceName%20eq%20%27VM%27&$skip=100")
-    got = fetch_both(url)
-    assert got["direct"] == got["httpx"] == (200, body, url, '"v1"',
-                                             "Wed, 01 Jan 2026 00:00:00 GMT", 1)
-    assert got["direct via httpx"] == [] and got["httpx via httpx"] == [url]
-    direct, via_httpx = [r for r in server.requests if r.path == "/p"]
-    assert direct.query == via_httpx.query  # the same request line, byte for byte
-    assert direct.headers == via_httpx.headers  # the same headers, in the same order
-    assert list(direct.headers) == list(via_httpx.headers)
+    got, sent = fetch(url)
+    assert got == (200, body, url, '"v1"', "Wed, 01 Jan 2026 00:00:00 GMT", 1)
+    assert sent == [url]
+    (req,) = server.hits("/p")
+    assert req.headers["user-agent"].startswith("perfledger/")
+    assert req.headers["accept-encoding"] == "gzip, deflate"
 
 
-def test_the_direct_path_sends_conditional_headers_and_reads_304(server):
+def test_conditional_headers_are_sent_and_a_304_read(server):
     server.files["/f"] = b"x,y\n1,2\n"
-    first = fetch_both(server.url("/f"))
-    etag = first["direct"][3]
-    got = fetch_both(server.url("/f"), etag=etag)
-    assert got["direct"] == got["httpx"] == (304, b"", server.url("/f"), etag, None, 1)
-    assert got["direct via httpx"] == []
+    first, _ = fetch(server.url("/f"))
+    etag = first[3]
+    got, _ = fetch(server.url("/f"), etag=etag)
+    assert got == (304, b"", server.url("/f"), etag, None, 1)
+    assert server.hits("/f")[-1].headers["if-none-match"] == etag
 
 
-def test_the_direct_path_decodes_gzip_and_falls_back_for_other_encodings(server):
+def test_gzip_and_deflate_bodies_are_decoded(server):
     text = b'{"Items": [], "Count": 0}' * 200
-    server.handlers["/gz"] = lambda r: Reply(200, gzip.compress(text),
-                                             {"Content-Encoding": "gzip"})
-    squeezed = zlib.compress(text)  # "deflate" is the zlib format (RFC 9110)
-    server.handlers["/deflate"] = lambda r: Reply(200, squeezed,
+    server.handlers["/gz"] = lambda r: Reply(200, gzip.compress(text), {"Content-Encoding": "gzip"})
+    server.handlers["/deflate"] = lambda r: Reply(200, zlib.compress(text),
                                                   {"Content-Encoding": "deflate"})
-    gz = fetch_both(server.url("/gz"))
-    assert gz["direct"] == gz["httpx"] and gz["direct"][1] == text
-    assert gz["direct via httpx"] == []
-    assert server.requests[0].headers["accept-encoding"] == "gzip, deflate"
-    deflated = fetch_both(server.url("/deflate"))
-    assert deflated["direct"] == deflated["httpx"] and deflated["direct"][1] == text
-    assert deflated["direct via httpx"] == [server.url("/deflate")]  # httpx decoded it
+    assert fetch(server.url("/gz"))[0][1] == text
+    assert fetch(server.url("/deflate"))[0][1] == text
 
 
-def test_a_body_that_is_not_the_gzip_it_claims_is_one_clear_error_on_both_paths(server):
-    whole = gzip.compress(b"a" * 10_000)
-    server.handlers["/bad"] = lambda r: Reply(200, b"not gzip at all",
-                                              {"Content-Encoding": "gzip"})
-    server.handlers["/cut"] = lambda r: Reply(200, whole[: len(whole) // 2],
-                                              {"Content-Encoding": "gzip"})
-    bad = fetch_both(server.url("/bad"))
-    for path in ("direct", "httpx"):
-        assert isinstance(bad[path], str) and bad[path].startswith(f"t: {server.url('/bad')}: ")
-    assert "decode" in bad["direct"].lower()
-    cut = fetch_both(server.url("/cut"))
-    assert isinstance(cut["direct"], str) and "ended before its end marker" in cut["direct"]
-    # httpx returns what the stream gave up to the cut; the direct path refuses it.
-    assert cut["httpx"][1] == gzip.decompress(whole)[: len(cut["httpx"][1])]
+def test_a_body_that_is_not_the_gzip_it_claims_is_one_clear_error(server):
+    server.handlers["/bad"] = lambda r: Reply(200, b"not gzip at all", {"Content-Encoding": "gzip"})
+    bad, _ = fetch(server.url("/bad"))
+    assert isinstance(bad, str) and bad.startswith(f"t: {server.url('/bad')}: ")
+    assert "decompress" in bad.lower()
 
 
-def test_redirects_are_followed_on_the_direct_path_and_the_final_url_recorded(server):
+def test_redirects_are_followed_and_the_final_url_recorded(server):
     server.handlers["/old"] = lambda r: Reply(302, b"moved", {"Location": "/new?page=2"})
     server.handlers["/abs"] = lambda r: Reply(301, b"", {"Location": server.url("/new?page=3")})
     server.handlers["/new"] = lambda r: Reply(200, b"here " + r.query.encode())
     server.handlers["/odd"] = lambda r: Reply(307, b"", {"Location": "/new?q=a b"})
     server.handlers["/loop"] = lambda r: Reply(302, b"", {"Location": "/loop"})
-    rel = fetch_both(server.url("/old"))
-    assert rel["direct"] == rel["httpx"] == (200, b"here page=2", server.url("/new?page=2"),
-                                             None, None, 1)
-    assert rel["direct via httpx"] == []
-    absolute = fetch_both(server.url("/abs"))
-    assert absolute["direct"] == absolute["httpx"]
-    assert absolute["direct"][:3] == (200, b"here page=3", server.url("/new?page=3"))
-    # a Location httpx would escape (a space) is sent by httpx, from the start
-    odd = fetch_both(server.url("/odd"))
-    assert odd["direct"] == odd["httpx"] and odd["direct"][1] == b"here q=a%20b"
-    assert odd["direct via httpx"] == [server.url("/odd"), server.url("/new?q=a%20b")]
-    loop = fetch_both(server.url("/loop"), policy=RetryPolicy(3, 0, 0))
-    for path in ("direct", "httpx"):
-        assert "redirect" in loop[path].lower() and "1 attempt" not in loop[path]
-    assert len(server.hits("/loop")) == 2 * 21  # 1 + 20 redirects each, never retried
+    rel, sent = fetch(server.url("/old"))
+    assert rel == (200, b"here page=2", server.url("/new?page=2"), None, None, 1)
+    assert sent == [server.url("/old"), server.url("/new?page=2")]
+    assert fetch(server.url("/abs"))[0][:3] == (200, b"here page=3", server.url("/new?page=3"))
+    assert fetch(server.url("/odd"))[0][1] == b"here q=a%20b"  # httpx escaped the space
+    loop, _ = fetch(server.url("/loop"), policy=RetryPolicy(3, 0, 0))
+    assert "redirect" in loop.lower() and "1 attempt" not in loop
+    assert len(server.hits("/loop")) == 21  # 1 + 20 redirects (httpx's limit), never retried
 
 
-def test_retries_on_the_direct_path_match_httpx(server):
-    for _ in ("direct", "httpx"):  # one script per path
-        server.scripts["/r"].extend([
-            Reply(503, b"busy"),
-            Reply(429, b"slow down", {"Retry-After": "2"}),
-            Reply(200, b"abcdef" * 1000, truncate=100),  # the connection drops mid-body
-            Reply(200, b"finally")])
-    slept = {}
-    for name, client, sent in both_paths():
-        waits: list[float] = []
-        with client:
-            raw = fetch_bytes(client, server.url("/r"), source="t", sleep=waits.append,
-                              policy=RetryPolicy(3, 0.25, 10))
-        slept[name] = (raw.body, raw.attempts, waits, len(sent))
-    assert slept["direct"][:3] == slept["httpx"][:3] == (b"finally", 4, [0.25, 2.0, 1.0])
-    assert slept["direct"][3] == 0 and slept["httpx"][3] == 4
+def test_retries_on_a_real_socket(server):
+    server.scripts["/r"].extend([
+        Reply(503, b"busy"),
+        Reply(429, b"slow down", {"Retry-After": "2"}),
+        Reply(200, b"abcdef" * 1000, truncate=100),  # the connection drops mid-body
+        Reply(200, b"finally")])
+    waits: list[float] = []
+    with make_client(5) as client:
+        raw = fetch_bytes(client, server.url("/r"), source="t", sleep=waits.append,
+                          policy=RetryPolicy(3, 0.25, 10))
+    assert (raw.body, raw.attempts, waits) == (b"finally", 4, [0.25, 2.0, 1.0])
 
 
-def test_failures_on_the_direct_path_name_the_source_and_hide_secrets(server):
+def test_failures_name_the_source_and_hide_secrets(server):
     server.handlers["/s"] = lambda r: Reply(503, b"down")
-    url = server.url("/s?currencyCode=USD&sig=SECRET123")
-    got = fetch_both(url, policy=RetryPolicy(1, 0, 0))
-    assert got["direct"] == got["httpx"]
-    assert "HTTP 503 after 2 attempt(s)" in got["direct"]
-    assert "SECRET123" not in got["direct"] and "sig=***" in got["direct"]
-    assert got["direct via httpx"] == []
-
-    import socket
-
+    got, _ = fetch(server.url("/s?currencyCode=USD&sig=SECRET123"), policy=RetryPolicy(1, 0, 0))
+    assert "HTTP 503 after 2 attempt(s)" in got
+    assert "SECRET123" not in got and "sig=***" in got
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    refused = fetch_both(f"http://127.0.0.1:{port}/x?token=SECRET123",
-                         policy=RetryPolicy(1, 0, 0))
-    for path in ("direct", "httpx"):
-        assert "failed after 2 attempt(s): ConnectError" in refused[path]
-        assert "SECRET123" not in refused[path]
+    refused, _ = fetch(f"http://127.0.0.1:{port}/x?token=SECRET123", policy=RetryPolicy(1, 0, 0))
+    assert "failed after 2 attempt(s): ConnectError" in refused
+    assert "SECRET123" not in refused
 
 
-def test_a_proxy_in_the_environment_sends_everything_through_httpx(server, monkeypatch):
+def test_a_proxy_in_the_environment_is_honoured_by_httpx(server, monkeypatch):
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # a proxy nothing answers on
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")  # ... which httpx is told to bypass here
     server.files["/f"] = b"via httpx"
-    client = make_client(5)
-    sent: list[str] = []
-    client.event_hooks["request"].append(lambda r: sent.append(str(r.url)))
-    with client:
-        assert client.direct is False
-        assert fetch_bytes(client, server.url("/f"), source="t").body == b"via httpx"
-    assert sent == [server.url("/f")]
-
-
-@pytest.mark.parametrize("url", [
-    "https://prices.azure.com:443/api/retail/prices?$skip=100",
-    "https://prices.azure.com:443", "http://h.test:80?x=1", "http://h.test:8080/p",
-    "https://h.test:4430/p", "http://h.test:443/p", "https://h.test/p:443",
-    "https://h.test/p?next=https://other.test:443/q"])
-def test_a_direct_url_is_recorded_as_httpx_records_it(url):
-    from ingest.http import _PLAIN_URL, _recorded_url
-
-    assert _PLAIN_URL.match(url)
-    assert _recorded_url(url) == str(httpx.URL(url))
-
-
-def test_the_command_line_does_not_load_httpxs_own_command_line_tool():
-    """``ingest`` marks httpx's optional CLI module absent (it loads rich, pygments and click:
-    a tenth of a no-change refresh); httpx works as without its ``cli`` extra."""
-    import subprocess
-    import sys
-
-    code = ("import sys, cli.main, httpx\n"
-            "print(sorted(m for m in ('httpx._main', 'rich', 'pygments', 'click')"
-            " if sys.modules.get(m)))\n"
-            "print(httpx.Client().headers['accept-encoding'])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.splitlines()
-    assert out == ["[]", "gzip, deflate"]
+    assert fetch(server.url("/f"))[0][1] == b"via httpx"
