@@ -10,13 +10,11 @@ import fastapi_offline
 from fastapi import Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse
-from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import GZipMiddleware
 
 from api import errors
-from api.direct import DirectRoutes
-from api.responses import FastResponses, HeadAsGet, ResponseCache
+from api.responses import HeadAsGet, ResponseCache
 from api.routes import calc, derived, evidence, explorer, prices, provenance, results
 from api.routes.common import strict_params
 from api.snapshot import SnapshotReader
@@ -34,48 +32,28 @@ TAGS = [
 ]
 
 
-class PerfledgerAPI(FastAPI):
-    """FastAPI behind the warm path (``FastResponses``): a request answered before is replayed
-    before the middleware stack; any other goes through the application and is recorded."""
-
-    fast: FastResponses | None = None
-
-    async def __call__(self, scope, receive, send) -> None:
-        fast = self.fast
-        key = fast.key(scope) if fast is not None and fast.size else None
-        if key is None:
-            await super().__call__(scope, receive, send)
-        elif not await fast.replay(key, scope, send):  # type: ignore[union-attr]
-            await super().__call__(scope, receive, fast.recorder(key, scope, send))  # type: ignore[union-attr]
-
-
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the API over the data directory in ``settings`` (read from the environment when
     not given, as uvicorn workers do)."""
     settings = settings or Settings()
-    app = PerfledgerAPI(title="perfledger", version="0.1.0", openapi_tags=TAGS,
+    app = FastAPI(title="perfledger", version="0.1.0", openapi_tags=TAGS,
                   dependencies=[Depends(strict_params)], docs_url=None, redoc_url=None,
                   description="LLM-inference evidence: measured results, list prices and dated "
                               "vendor claims, every row labelled with what it is and where it "
                               "came from. Read-only.")
     app.state.settings = settings
     app.state.reader = SnapshotReader(Layout(settings.data_path), settings.snapshot_check_interval)
-    half = settings.api_response_cache_mb * 2**20 // 2  # the computed bodies, the replayed bytes
-    app.state.responses = ResponseCache(settings.api_response_cache, half)
     errors.install(app)
-    app.state.fast = app.fast = FastResponses(app.state.responses, app.state.reader, half)
     modules = (results, derived, evidence, prices, calc, provenance, explorer)
-    # The cold path's shortcut past dependency solving; strict_params, the one app-wide
-    # dependency, is its accepted-parameter check (anything it does not know goes the
-    # regular way)
-    app.add_middleware(DirectRoutes, routes=[r for m in modules for r in m.router.routes
-                                             if isinstance(r, APIRoute)])
     app.add_middleware(GZipMiddleware, minimum_size=1024)  # when the client accepts gzip
     app.add_middleware(HeadAsGet)
     if settings.api_cors_origins:  # added last, so it wraps cached answers too
         app.add_middleware(CORSMiddleware, allow_origins=settings.api_cors_origins,
                            allow_methods=["GET", "HEAD"], allow_headers=["*"],
                            expose_headers=["ETag", "X-Total-Count", "X-Snapshot-Id", "Link"])
+    # The one response cache, outermost: a repeated request is replayed before anything else
+    app.add_middleware(ResponseCache, reader=app.state.reader,
+                       max_bytes=settings.api_response_cache_mb * 2**20)
     for module in modules:
         app.include_router(module.router)
     app.mount("/static/docs", StaticFiles(directory=DOCS_ASSETS), name="docs-assets")

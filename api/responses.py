@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import math
+from collections import OrderedDict
 from collections.abc import Iterator
 from datetime import date, datetime
 from email.utils import format_datetime
@@ -81,11 +82,6 @@ def dumps(obj: object) -> bytes:
 
 def _clean(rows: list[dict]) -> list[dict]:
     return [{k: _plain(v) for k, v in r.items()} for r in rows]
-
-
-def encode_row(row: dict, columns: list[str]) -> bytes:
-    """One row as it appears in a JSON envelope (the columns in order)."""
-    return dumps({c: _plain(row[c]) for c in columns})
 
 
 def etag_for(request: Request, opened: Opened) -> str:
@@ -160,48 +156,6 @@ def _csv_stream(rows: list[dict], columns: list[str]) -> Iterator[str]:
     yield buf.getvalue()
 
 
-class ResponseCache:
-    """Finished response bodies by ETag (snapshot id + query + Accept), least recently used
-    first out. Safe because a snapshot never changes; a new snapshot means new ETags."""
-
-    def __init__(self, size: int, max_bytes: int = 64 * 2**20) -> None:
-        from collections import OrderedDict
-        from threading import Lock
-
-        self.size, self.max_bytes, self.bytes = size, max_bytes, 0
-        self._items: OrderedDict[str, tuple[bytes, str, dict]] = OrderedDict()
-        self._lock = Lock()
-
-    def get(self, etag: str) -> Response | None:
-        """The stored response for an ETag, if any."""
-        hit = self.peek(etag)
-        if hit is None:
-            return None
-        body, media, headers = hit
-        return Response(body, media_type=media, headers=headers)
-
-    def peek(self, etag: str) -> tuple[bytes, str, dict] | None:
-        """The stored (body, media type, headers) for an ETag, if any."""
-        if not self.size:
-            return None
-        with self._lock:
-            hit = self._items.get(etag)
-            if hit is not None:
-                self._items.move_to_end(etag)
-            return hit
-
-    def put(self, etag: str, body: bytes, media: str, headers: dict) -> None:
-        if not self.size or len(body) > min(4 * 2**20, self.max_bytes):
-            return
-        with self._lock:
-            old = self._items.pop(etag, None)
-            self.bytes -= len(old[0]) if old else 0
-            self._items[etag] = (body, media, dict(headers))
-            self.bytes += len(body)
-            while len(self._items) > self.size or self.bytes > self.max_bytes:
-                self.bytes -= len(self._items.popitem(last=False)[1][0])
-
-
 class HeadAsGet:
     """ASGI middleware: HEAD on any GET route answers as GET would, headers only (RFC 9110)."""
 
@@ -223,24 +177,41 @@ class HeadAsGet:
         await self.app({**scope, "method": "GET"}, receive, headers_only)
 
 
-class FastResponses:
-    """The warm path, as a raw ASGI layer in front of the whole application: a GET (or HEAD)
-    whose exact answer was recorded for the current snapshot is replayed from memory before
-    any middleware, routing or parameter parsing runs.
+def mark_cacheable(request: Request) -> None:
+    """Say that this request's answer depends on the snapshot and the request alone (list
+    pages, snapshot-only items: never the run journal, health or errors), so the response
+    cache may keep it."""
+    request.state.cacheable = True
+
+
+class ResponseCache:
+    """The one response cache, a raw ASGI layer in front of the whole application: a GET (or
+    HEAD) whose exact answer was recorded for the current snapshot is replayed from memory
+    before any middleware, routing or parameter parsing runs. A snapshot never changes, so a
+    recorded answer stays right until the next snapshot, when everything recorded is dropped.
 
     The key is everything a response can depend on: the snapshot id, the path, the query as
     sent, ``Accept``, whether gzip is accepted, ``Origin`` (CORS) and ``If-None-Match``. A
-    response is recorded only when the application kept its body in the ``ResponseCache``
-    (list pages and snapshot-only items: never the run journal, health or errors), or is the
-    304 of such a response; what is replayed is the final bytes the application sent (gzip
-    included), so a replayed answer is byte-identical to a computed one. A request with
-    ``If-Modified-Since`` and anything not a plain GET/HEAD go to the application."""
+    response is recorded only when its route called ``mark_cacheable`` and it is a 200 or a
+    304; what is replayed is the final bytes the application sent (gzip included), so a
+    replayed answer is byte-identical to a computed one. A request with ``If-Modified-Since``
+    and anything not a plain GET/HEAD go to the application. At most ``max_bytes`` of bodies
+    are held (``PERFLEDGER_API_RESPONSE_CACHE_MB``), least recently used out first, and no
+    answer over a quarter of that (or 4 MiB) is kept; 0 turns the cache off."""
 
-    def __init__(self, cache: ResponseCache, reader, max_bytes: int = 64 * 2**20) -> None:
-        self.cache, self.reader, self.size, self.max_bytes = cache, reader, cache.size, max_bytes
-        self._items: dict[tuple, tuple[dict, bytes]] = {}
+    def __init__(self, app, reader, max_bytes: int) -> None:
+        self.app, self.reader, self.max_bytes = app, reader, max_bytes
+        self._items: OrderedDict[tuple, tuple[dict, bytes]] = OrderedDict()
         self._snapshot: str | None = None
         self.bytes = 0
+
+    async def __call__(self, scope, receive, send) -> None:
+        key = self.key(scope) if self.max_bytes > 0 else None
+        if key is None:
+            await self.app(scope, receive, send)
+        elif not await self.replay(key, scope, send):
+            scope.setdefault("state", {})  # shared with the route's request.state
+            await self.app(scope, receive, self.recorder(key, scope, send))
 
     def key(self, scope) -> tuple | None:
         """The request's key, or None when it must go to the application."""
@@ -260,15 +231,15 @@ class FastResponses:
                 return None
         opened = self.reader.get()
         if opened.id != self._snapshot:  # a new snapshot: nothing recorded still holds
-            self._items, self.bytes = {}, 0
+            self._items, self.bytes = OrderedDict(), 0
             self._snapshot = opened.id
-        return (opened.id, scope["path"], scope["query_string"], accept, b"gzip" in encoding,
-                origin, inm)
+        return (opened.id, scope["path"], scope["query_string"], accept, encoding, origin, inm)
 
     async def replay(self, key: tuple, scope, send) -> bool:
         hit = self._items.get(key)
         if hit is None:
             return False
+        self._items.move_to_end(key)
         start, body = hit
         await send(start)
         await send({"type": "http.response.body",
@@ -287,40 +258,29 @@ class FastResponses:
             elif message["type"] == "http.response.body":
                 state.setdefault("chunks", []).append(message.get("body", b""))
                 if not message.get("more_body") and "start" in state:
-                    self._keep(key, state["start"], b"".join(state["chunks"]))
+                    self._keep(key, scope, state["start"], b"".join(state["chunks"]))
             await send(message)
 
         return record
 
-    def _keep(self, key: tuple, start: dict, body: bytes) -> None:
-        headers = {k.lower(): v for k, v in start.get("headers", [])}
-        etag = headers.get(b"etag", b"").decode()
-        if start["status"] == 200:
-            ok = bool(etag) and self.cache.peek(etag) is not None
-        elif start["status"] == 304:  # the revalidation of a response that may be replayed
-            ok = key[:-1] + (b"",) in self._items
-        else:
-            ok = False
-        if not ok or len(body) > min(4 * 2**20, self.max_bytes) or key in self._items:
+    def _keep(self, key: tuple, scope, start: dict, body: bytes) -> None:
+        if start["status"] not in (200, 304) or not scope["state"].get("cacheable") \
+                or len(body) > min(4 * 2**20, self.max_bytes // 4) or key in self._items:
             return
-        while self._items and (len(self._items) >= self.size
-                               or self.bytes + len(body) > self.max_bytes):
-            self.bytes -= len(self._items.pop(next(iter(self._items)))[1])  # the oldest first
+        while self._items and self.bytes + len(body) > self.max_bytes:
+            self.bytes -= len(self._items.popitem(last=False)[1][1])
         self._items[key] = (start, body)
         self.bytes += len(body)
 
 
 def list_response(request: Request, opened: Opened, *, total: int, rows: list[dict],
                   columns: list[str], limit: int, offset: int, fmt: Format | None,
-                  max_age: int, cache: ResponseCache | None = None,
-                  hint: str | None = None, arrow=None,
-                  encoded: list[bytes] | None = None,
+                  max_age: int, hint: str | None = None, arrow=None,
                   headers: dict[str, str] | None = None) -> Response:
     """The list envelope (with ``hint`` saying why nothing matched, when nothing did), or the
     rows as CSV / NDJSON / Parquet (from ``arrow``, the page as the database typed it, when
-    given). ``encoded`` is the page's rows already as JSON (``encode_row``), for the envelope.
-    ``headers``: this response's ``cache_headers``, when the caller has them and has already
-    answered a revalidation (``not_modified``)."""
+    given). ``headers``: this response's ``cache_headers``, when the caller has them and has
+    already answered a revalidation (``not_modified``)."""
     if headers is None:
         headers = cache_headers(request, opened, max_age)
         cached = not_modified(request, headers)
@@ -332,21 +292,16 @@ def list_response(request: Request, opened: Opened, *, total: int, rows: list[di
     if offset + limit < total:
         nxt = public_link(request, offset=offset + limit, limit=limit)
         headers["Link"] = f'<{nxt}>; rel="next"'  # every format can page, CSV included
-    if f is Format.csv and len(rows) > 1000:
+    if f is not Format.json:
         headers["X-Total-Count"] = str(total)
+    if f is Format.csv and len(rows) > 1000:
         return StreamingResponse(_csv_stream(rows, columns), media_type=MEDIA[f], headers=headers)
     if f is Format.csv:
-        headers["X-Total-Count"] = str(total)
-        body = "".join(_csv_stream(rows, columns)).encode()
-        if cache is not None:
-            cache.put(headers["ETag"], body, MEDIA[f], headers)
-        return Response(body, media_type=MEDIA[f], headers=headers)
+        return Response("".join(_csv_stream(rows, columns)).encode(), media_type=MEDIA[f],
+                        headers=headers)
     if f is Format.ndjson:
-        body = b"".join(dumps(r) + b"\n" for r in rows)
-        headers["X-Total-Count"] = str(total)
-        if cache is not None:
-            cache.put(headers["ETag"], body, MEDIA[f], headers)
-        return Response(body, media_type=MEDIA[f], headers=headers)
+        return Response(b"".join(dumps(r) + b"\n" for r in rows), media_type=MEDIA[f],
+                        headers=headers)
     if f is Format.parquet:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -355,31 +310,17 @@ def list_response(request: Request, opened: Opened, *, total: int, rows: list[di
             pa.Table.from_pylist(rows) if rows else pa.table({c: [] for c in columns}))
         out = io.BytesIO()
         pq.write_table(table, out)
-        headers["X-Total-Count"] = str(total)
-        if cache is not None:
-            cache.put(headers["ETag"], out.getvalue(), MEDIA[f], headers)
         return Response(out.getvalue(), media_type=MEDIA[f], headers=headers)
     envelope = {"snapshot_id": opened.id, "total": total, "limit": limit, "offset": offset,
-                "next": nxt, "hint": hint, "rows": [] if encoded is not None else _clean(rows)}
-    body = dumps(envelope)
-    if encoded is not None:  # "rows":[] is the envelope's last member
-        pieces = [b","] * (2 * len(encoded) - 1) if encoded else []
-        pieces[::2] = encoded
-        body = b"".join([body[:-2], *pieces, b"]}"])  # one copy of a page's bytes, not three
-    if cache is not None:
-        cache.put(headers["ETag"], body, MEDIA[Format.json], headers)
-    return Response(body, media_type=MEDIA[Format.json], headers=headers)
+                "next": nxt, "hint": hint, "rows": _clean(rows)}
+    return Response(dumps(envelope), media_type=MEDIA[Format.json], headers=headers)
 
 
-def item_response(request: Request, opened: Opened, payload: dict, max_age: int,
-                  cache: ResponseCache | None = None) -> Response:
-    """A single object: ``{"snapshot_id", ...payload}`` with the cache headers. Pass ``cache``
-    only when the payload is a function of the snapshot and the query alone."""
+def item_response(request: Request, opened: Opened, payload: dict, max_age: int) -> Response:
+    """A single object: ``{"snapshot_id", ...payload}`` with the cache headers."""
     headers = cache_headers(request, opened, max_age)
     cached = not_modified(request, headers)
     if cached is not None:
         return cached
-    body = dumps({"snapshot_id": opened.id, **payload})
-    if cache is not None:
-        cache.put(headers["ETag"], body, MEDIA[Format.json], headers)
-    return Response(body, media_type=MEDIA[Format.json], headers=headers)
+    return Response(dumps({"snapshot_id": opened.id, **payload}), media_type=MEDIA[Format.json],
+                    headers=headers)

@@ -3,7 +3,6 @@ refresh publishes a new one (checked at most every ``check_interval`` seconds, n
 
 from __future__ import annotations
 
-import contextvars
 import itertools
 import threading
 import time
@@ -13,50 +12,18 @@ from datetime import datetime
 import duckdb
 
 from warehouse.exceptions import QueryError
-from warehouse.queries import quote_name, relation_columns
 from warehouse.schema import empty_warehouse
 from warehouse.store import Layout, SnapshotRef
 
 # Relations the list queries read often and that are costly to compute (views over joins):
-# materialised once per snapshot, in memory, and registered under the view's own name on the
-# cursors that answer requests, so the same SQL reads the same rows without the join.
+# materialised once per snapshot (DuckDB computes them into Arrow tables) and registered under
+# the view's own name on the cursors that answer requests, so the same SQL reads the same rows
+# without the join.
 HOT_VIEWS = ("cost_input", "scenario_ratio")
-
-# Relations also copied into memory (Arrow, the columns their list pages have) so that their
-# filters and sorts run without SQL (``warehouse.queries.arrow_ids``): the results every
-# dashboard filters. The hot views and kept rows are in memory already.
-COPIED = ("mlperf_result",)
 
 # Rows of parameterised subqueries (``ListQuery.keep``: cost rows per price basis, rate,
 # region, offer, OS and as_of) kept per snapshot, at most this many rows in all, oldest out.
 KEPT_ROWS = 1_000_000
-
-
-# Set while a request is answered on the event loop (``api.direct``): anything that would
-# block it — a DuckDB query, opening a snapshot, computing a per-snapshot copy — raises
-# ``NeedsThread`` instead, and the request is answered again in a worker thread.
-IN_LOOP: contextvars.ContextVar[bool] = contextvars.ContextVar("in_loop", default=False)
-
-
-class NeedsThread(Exception):  # noqa: N818 - a signal, not an error
-    """This request needs the database: answer it in a worker thread."""
-
-
-def blocking() -> None:
-    """Called before work that may block: refuses it on the event loop (``IN_LOOP``)."""
-    if IN_LOOP.get():
-        raise NeedsThread
-
-
-class LazyCursor:
-    """``Opened.local_cursor()``, taken when first used: an answer found in memory never
-    takes one (nor blocks on the database)."""
-
-    def __init__(self, opened: Opened) -> None:
-        self._opened = opened
-
-    def __getattr__(self, name: str):
-        return getattr(self._opened.local_cursor(), name)
 
 
 @dataclass
@@ -77,7 +44,6 @@ class Opened:
         definitions in ``warehouse.derived``, so a snapshot published before a view existed
         has it too)."""
         if self._hot is None:
-            blocking()
             with self._hot_lock:
                 if self._hot is None:
                     from warehouse import derived
@@ -94,7 +60,6 @@ class Opened:
         """This thread's cursor on the snapshot (kept for the thread's next request), with the
         hot views registered. The caller must not close it; after a failure it calls
         ``drop_local_cursor`` so the next request starts on a fresh one."""
-        blocking()
         cur = getattr(self._local, "cursor", None)
         if cur is None:
             cur = self.con.cursor()
@@ -134,32 +99,6 @@ class Opened:
         if have is None:  # dropped with the rows when they go (the key names them)
             have = self.cache[("have", name)] = frozenset(table.schema.names)
         return name, have
-
-    def table(self, relation: str, columns: list[str]):
-        """An in-memory (Arrow) copy of ``relation`` for ``warehouse.queries.arrow_ids``, or
-        None: a hot view, kept rows, or a relation in ``COPIED`` (those of ``columns`` it
-        has, copied once per snapshot)."""
-        hot = self.hot()
-        if relation in hot:
-            return hot[relation]
-        for name, table in list(self._kept.values()):
-            if name == relation:
-                return table
-        if relation not in COPIED:
-            return None
-        key = ("copy", relation)
-        table = self.cache.get(key)
-        if table is None:
-            blocking()
-            cur = self.con.cursor()
-            try:
-                have = relation_columns(cur, relation)
-                picked = ", ".join(quote_name(c) for c in columns if c in have)
-                table = self.cache[key] = cur.sql(
-                    f"SELECT {picked} FROM {quote_name(relation)}").to_arrow_table()  # noqa: S608
-            finally:
-                cur.close()
-        return table
 
     def drop_local_cursor(self) -> None:
         """Forget this thread's cursor (closing it), e.g. after a query failed on it."""
@@ -215,7 +154,6 @@ class SnapshotReader:
                 return self._current
             ref = self.layout.read_current()
             if self._current is None or (ref and ref.id != self._current.id):
-                blocking()  # opening a snapshot: not on the event loop
                 opened = self._open(ref)
                 if self._previous is not None:
                     self._previous.con.close()
@@ -226,14 +164,12 @@ class SnapshotReader:
     def cursor(self, at: datetime | None = None) -> tuple[Opened, duckdb.DuckDBPyConnection]:
         """The snapshot (current, or the one published at ``at``) and a cursor of its
         connection for one request's thread."""
-        blocking()
         opened = self.get() if at is None else self.published_at(at)
         return opened, opened.con.cursor()
 
     def published_at(self, at: datetime) -> Opened:
         """The snapshot that was current at ``at``: the last one published at or before it.
         Raises ``QueryError`` when none was, or when retention has pruned it."""
-        blocking()  # reads the run journal
         runs = [r for r in self.layout.read_runs()
                 if r.get("snapshot_id") and r["status"] in ("published", "partial")
                 and r.get("finished_at")]

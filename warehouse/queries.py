@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import duckdb
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 from pydantic import BaseModel
 
 from warehouse import derived
@@ -77,8 +73,7 @@ class Known:
 @dataclass(frozen=True)
 class AnyOf:
     """A filter condition: the row's value in one of ``terms``' columns (lowercased when the
-    term folds case) is one of that term's values. Written as SQL for DuckDB (``sql``) and
-    evaluated on an in-memory copy of the relation (``arrow_ids``) alike."""
+    term folds case) is one of that term's values."""
 
     terms: tuple[tuple[str, bool, object], ...]  # (column, fold case, values or Accelerators)
 
@@ -132,11 +127,6 @@ def relation_columns(con: duckdb.DuckDBPyConnection, relation: str) -> frozenset
         "SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [relation]).fetchall())
 
 
-def relation_size(con: duckdb.DuckDBPyConnection, relation: str) -> int:
-    """How many rows a table or view of this snapshot has."""
-    return scalar(con, f"SELECT count(*) FROM {quote_name(relation)}")  # noqa: S608
-
-
 @dataclass
 class ListSQL:
     """A list query as SQL: the filtered rows (``inner``), the page of them, their bound
@@ -146,20 +136,15 @@ class ListSQL:
     page: str
     params: list
     columns: list[str]
-    base: str = ""   # the relation's rows with the output columns, unfiltered
-    order: str = ""  # the ORDER BY list
-    narrow: str = ""  # the page's ids alone, from the relation without its source join
 
 
 @dataclass
 class _Shape:
     """A list query's order and columns checked against its relation, without SQL: the sort
-    keys as (column, descending) with the tie-break last, the columns selected, and whether
-    the page's ids can be read from the relation alone (``narrow``)."""
+    keys as (column, descending) with the tie-break last, and the columns selected."""
 
     order: list[tuple[str, bool]]
     select: list[str]
-    narrow: bool
 
 
 def _filter_shape(q: ListQuery, have: frozenset[str] | None) -> tuple[list[str], list[str], set[str]]:
@@ -195,16 +180,14 @@ def _order_shape(q: ListQuery, out_cols: list[str], own: list[str],
         if bad:
             raise QueryError(f"unknown column(s) {', '.join(bad)}; available: "
                              f"{', '.join(out_cols)}", param="columns")
-    narrow = tiebreak == "id" and not missing and all(c in own for c, _ in order)
-    return _Shape(order=order, select=q.columns or out_cols, narrow=narrow)
+    return _Shape(order=order, select=q.columns or out_cols)
 
 
 def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
-             have: frozenset[str] | None = None, *, count: bool = False) -> ListSQL:
+             have: frozenset[str] | None = None) -> ListSQL:
     """The SQL of a list query (parameters resolved against the snapshot). ``have`` is the
     relation's columns when known (``relation_columns``): a snapshot published before a column
-    existed answers NULL for it instead of failing. ``count``: the narrow query also gives
-    the number of matching rows (a window over them) next to each id."""
+    existed answers NULL for it instead of failing."""
     out_cols, own, missing = _filter_shape(q, have)
     with_source = issubclass(q.public, SourceLink)
     params: list[object] = []
@@ -252,13 +235,7 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     inner = f"{base}{where_sql}"
     page = (f"SELECT {', '.join(quote_name(c) for c in shape.select)} "  # noqa: S608
             f"FROM ({inner}) ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
-    narrow = ""
-    if shape.narrow:
-        narrow = (f"SELECT t.id{', count(*) OVER ()' if count else ''} "  # noqa: S608
-                  f"FROM {source} t{where_sql} ORDER BY "
-                  + ", ".join("t." + o for o in order) + " LIMIT ? OFFSET ?")
-    return ListSQL(inner=inner, page=page, params=params, columns=shape.select, base=base,
-                   order=", ".join(order), narrow=narrow)
+    return ListSQL(inner=inner, page=page, params=params, columns=shape.select)
 
 
 def _total(con: duckdb.DuckDBPyConnection, q: ListQuery, s: ListSQL, page_rows: int) -> int:
@@ -275,369 +252,6 @@ def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
     s = list_sql(con, q, have)
     rows = fetch_dicts(con, s.page, [*s.params, q.limit, q.offset])
     return _total(con, q, s, len(rows)), rows, s.columns
-
-
-def run_list_ids(con: duckdb.DuckDBPyConnection, q: ListQuery,
-                 have: frozenset[str] | None = None, *,
-                 large: bool = False) -> tuple[int, list, list[str]]:
-    """Return (total rows matching, the ids of the page's rows in order, the column names):
-    the filter and the order without carrying the wide rows, for a caller that holds the
-    rows by id (``rows_by_id``). The relation needs an ``id`` column. ``large``: the relation
-    is large enough that a page is usually full, so the page's query counts the matching rows
-    too (a window) rather than a second query scanning them again."""
-    s = list_sql(con, q, have, count=large)
-    sql = s.narrow or (f"SELECT id{', count(*) OVER ()' if large else ''} FROM ({s.inner}) "  # noqa: S608
-                       f"ORDER BY {s.order} LIMIT ? OFFSET ?")
-    rows = con.execute(sql, [*s.params, q.limit, q.offset]).fetchall()
-    ids = [r[0] for r in rows]
-    if large and rows:
-        return rows[0][1], ids, s.columns
-    return _total(con, q, s, len(ids)), ids, s.columns
-
-
-def rows_by_id(con: duckdb.DuckDBPyConnection, q: ListQuery, ids: list,
-               have: frozenset[str] | None = None) -> list[dict]:
-    """The rows of ``q``'s relation with these ids, with the columns a page row has (in no
-    particular order); filters are not applied."""
-    plain = dataclasses.replace(q, equals={}, contains={}, ranges={}, where=[], any_of=[],
-                                sort=[])
-    s = list_sql(con, plain, have)
-    return fetch_dicts(con, f"SELECT {', '.join(quote_name(c) for c in s.columns)} "  # noqa: S608
-                       f"FROM ({s.base}) b WHERE list_contains(?, b.id)", [*s.params, ids])
-
-
-def arrow_ids(con: duckdb.DuckDBPyConnection, table, q: ListQuery,
-              have: frozenset[str] | None = None,
-              memo: dict | None = None) -> tuple[int, list, list[str]] | None:
-    """``run_list_ids`` evaluated on ``table``, an in-memory (Arrow) copy of the query's
-    relation, instead of in SQL: no query to plan, for the small hot relations a dashboard
-    filters most. The same rows in the same order: equality (``IN``), case folding,
-    substrings (``ILIKE``), ranges and ``any_of`` as the SQL has them, NULLs never matching,
-    sort keys NULLS LAST then ``id``. The query is first checked as the SQL path checks it
-    (unknown columns, sort keys). None when it needs SQL: a raw ``where`` condition, a
-    subquery, or a column the copy lacks. ``memo`` keeps, for the next query on the same
-    copy, each sort order (``_order_rank``), each text and boolean column's encoding
-    (``_Encoded``), the combinations of each set of columns filtered together
-    (``_Combos``), the id column as a list and the snapshot's accelerator aliases."""
-    # the SQL path's checks and errors, in its order: filter columns, values, sort, columns
-    out_cols, own, missing = _filter_shape(q, have)
-    if q.where or q.subquery is not None:
-        return None
-    if memo is None:
-        memo = {}
-    if "aliases" not in memo and any(isinstance(v, Accelerators)
-                                     for cond in q.any_of for _, _, v in cond.terms):
-        memo["aliases"] = accelerator_aliases(con)  # once per copy, not per query
-    any_of = [[(col, fold, resolve_accelerators(con, v.values, memo["aliases"])
-                if isinstance(v, Accelerators) else list(v))  # type: ignore[call-overload]
-               for col, fold, v in cond.terms] for cond in q.any_of]
-    shape = _order_shape(q, out_cols, own, missing)
-    if not shape.narrow:
-        return None
-    order = [(c, "descending" if desc else "ascending", "at_end") for c, desc in shape.order]
-    needed = ({c for c, v in q.equals.items() if v} | set(q.contains) | set(q.ranges)
-              | {c for cond in q.any_of for c, _, _ in cond.terms} | {c for c, _, _ in order})
-    if not needed <= set(table.schema.names):
-        return None
-    orders = memo.setdefault("orders", {})
-    codes = memo.setdefault("codes", {})
-
-    def encoded(col: str) -> _Encoded | None:
-        """A text or boolean column's encoding (made once per copy); None for another type."""
-        if col not in codes:
-            kind = table.column(col).type
-            if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)
-                    or pa.types.is_boolean(kind)):
-                return None
-            codes[col] = _Encoded.of(col, table.column(col))
-        return codes[col]
-
-    def holds(col: str, test) -> _Test:
-        """``test`` (Arrow array -> booleans) on a column, NULL as False (every filter is an
-        AND/OR of tests, and SQL drops a NULL outcome as it drops a false one). A text column
-        is tested on its distinct values, then mapped to rows."""
-        enc = encoded(col)
-        if enc is None:
-            return _Test(mask=pc.fill_null(test(table.column(col)), False)
-                         .to_numpy(zero_copy_only=False))
-        hit = pc.fill_null(test(enc.dictionary), False).to_numpy(zero_copy_only=False)
-        return enc.test(np.append(hit, False))
-
-    def among(col: str, values: list, fold: bool = False) -> _Test:
-        wanted = [str(v).lower() for v in values] if fold else values
-        enc = encoded(col)
-        if enc is not None and all(type(v) is enc.kind for v in wanted):
-            return enc.among(wanted, fold)  # a lookup of the values' codes, no kernel
-        return holds(col, lambda a: pc.is_in(pc.utf8_lower(a) if fold else a,
-                                             value_set=pa.array(wanted, type=a.type)))
-
-    conditions: list[list[_Test]] = []  # all must hold; within one, any
-    try:  # tests on the copy's columns (compute kernels, no query plan)
-        for col, values in q.equals.items():
-            if values:
-                conditions.append([among(col, values, col in q.casefold)])
-        for col, text in q.contains.items():
-            conditions.append([holds(col, lambda a, t=text: pc.match_substring(
-                a, t, ignore_case=True))])
-        for col, (lo, hi) in q.ranges.items():
-            if lo is not None:
-                conditions.append([holds(col, lambda a, v=lo: pc.greater_equal(a, v))])
-            if hi is not None:
-                conditions.append([holds(col, lambda a, v=hi: pc.less_equal(a, v))])
-        for terms in any_of:
-            conditions.append([among(col, allowed, fold) for col, fold, allowed in terms])
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        return None  # a value the column's type cannot hold: SQL casts it its own way
-    ranked = orders.get(tuple(order))
-    if ranked is None:
-        try:
-            ranked = _order_rank(table, order)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-            return None  # a column type Arrow cannot rank: SQL sorts it
-        if len(orders) >= ORDERS_KEPT:
-            orders.pop(next(iter(orders)))
-        orders[tuple(order)] = ranked
-    position, ordered = ranked
-    if "id" not in memo:
-        memo["id"] = table.column("id").to_pylist()  # a page's ids by row, no conversion
-    ids = memo["id"]
-    end = q.offset + q.limit
-    if not conditions:  # every row: the order's first rows
-        return table.num_rows, [ids[i] for i in ordered[q.offset:end].tolist()], shape.select
-    # conditions most selective first (a value test's row count is known from its values'
-    # groups); the first gives the candidate rows when it keeps few, and each condition is
-    # read only for the rows the ones before it kept
-    n = table.num_rows
-    sizes = [sum(t.count() for t in c) if all(t.enc is not None for t in c) else n
-             for c in conditions]
-    conditions = [c for _, c in sorted(zip(sizes, conditions, strict=True), key=lambda x: x[0])]
-    smallest = min(sizes)
-    combos = _Combos.kept(memo, conditions)
-    rows: np.ndarray | None = None
-    if combos is not None and len(combos.counts) <= smallest:
-        # every test is on a value, and the columns take fewer combinations of values than
-        # the candidate rows: decide each combination once; a row passes when its does
-        passes = combos.passing(conditions)
-        total = int(combos.counts[passes].sum())
-        want = min(end, total)
-        if want <= q.offset:
-            return total, [], shape.select
-        if want * n <= total * total:  # reading the order to the page's last row (expected
-            # want * n / total rows) reads fewer rows than those that pass
-            found = _walk(ordered, lambda r: passes[combos.of_row[r]], want, want * n // total)
-            return total, [ids[i] for i in found[q.offset:end].tolist()], shape.select
-        rows = combos.rows(passes)
-    else:
-        if smallest < n // 2:
-            first, conditions = conditions[0], conditions[1:]
-            if len(first) == 1:
-                rows = first[0].rows()
-            else:  # any of several tests: each row once
-                union = np.zeros(n, dtype=bool)
-                for t in first:
-                    union[t.rows()] = True
-                rows = np.flatnonzero(union)
-        for c in conditions:
-            passed = np.logical_or.reduce([t.on(rows) for t in c])
-            rows = np.flatnonzero(passed) if rows is None else rows[passed]
-    assert rows is not None
-    total = len(rows)
-    if total * 2 >= n:  # most rows pass: read them off the order (one pass), no sorting
-        kept = np.zeros(n, dtype=bool)
-        kept[rows] = True
-        picked_rows = ordered[kept[ordered]][q.offset:end]
-    else:
-        # the rows' positions in the order; the page's positions name its rows (``ordered``)
-        places = position[rows]
-        if end < total:  # the first `end` positions without sorting the rest
-            places = np.partition(places, end - 1)[:end]
-        picked_rows = ordered[np.sort(places)[q.offset:end]]
-    return total, [ids[i] for i in picked_rows.tolist()], shape.select
-
-
-def _walk(ordered: np.ndarray, passes, want: int, expected: int) -> np.ndarray:
-    """The first ``want`` rows of ``ordered`` that ``passes`` (rows -> booleans) keeps, read
-    in growing steps from the start: the first step reads the ``expected`` number of rows
-    (and a margin), each next one twice as many as the last, until enough pass."""
-    found: list[np.ndarray] = []
-    got, start, step = 0, 0, expected + expected // 4 + 64
-    while got < want and start < len(ordered):
-        chunk = ordered[start:start + step]
-        kept = chunk[passes(chunk)]
-        found.append(kept)
-        got, start, step = got + len(kept), start + step, step * 2
-    return np.concatenate(found)[:want]
-
-
-ORDERS_KEPT = 32  # sort orders kept per in-memory copy (positions and rows: 8 bytes a row)
-COMBOS_KEPT = 32  # sets of filtered columns kept per copy (_Combos: 8 bytes a row each)
-
-
-@dataclass
-class _Encoded:
-    """A text or boolean column of an in-memory copy, dictionary-encoded once per copy
-    (``arrow_ids``): its distinct values, each row's value code (-1 for NULL), the rows
-    grouped by code (split at ``bounds``) and, built when first asked, each value's code and
-    each lower-cased value's codes, so an equality test is a lookup, not a kernel."""
-
-    name: str
-    dictionary: pa.Array
-    index: np.ndarray
-    grouped: np.ndarray
-    bounds: np.ndarray
-    sizes: np.ndarray  # rows per value
-    kind: type  # the Python type of its values (str or bool): the values a lookup can take
-    lookup: dict[bool, dict[str, list[int]]] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, name: str, column) -> _Encoded:
-        encoded = column.combine_chunks().dictionary_encode()
-        index = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
-        grouped = np.argsort(index, kind="stable")  # rows by value: NULLs, then each code
-        bounds = np.searchsorted(index[grouped], np.arange(-1, len(encoded.dictionary) + 1))
-        kind = bool if pa.types.is_boolean(column.type) else str
-        return cls(name, encoded.dictionary, index, grouped, bounds, np.diff(bounds)[1:], kind)
-
-    def test(self, hit: np.ndarray) -> _Test:
-        """The test whose passing values are ``hit`` (one per value, then False for NULL)."""
-        return _Test(hit=hit, enc=self)
-
-    def among(self, values: list[str], fold: bool) -> _Test:
-        """Rows whose value is one of ``values`` (already lower-cased when ``fold``), as
-        ``pc.is_in`` on the values (``pc.utf8_lower`` first when folding) would say."""
-        if fold not in self.lookup:
-            keys = (pc.utf8_lower(self.dictionary) if fold else self.dictionary).to_pylist()
-            by_value: dict[str, list[int]] = {}
-            for code, key in enumerate(keys):
-                by_value.setdefault(key, []).append(code)
-            self.lookup[fold] = by_value
-        hit = np.zeros(len(self.dictionary) + 1, dtype=bool)
-        for value in values:
-            hit[self.lookup[fold].get(value, [])] = True
-        return self.test(hit)
-
-
-@dataclass
-class _Test:
-    """One filter test on an in-memory copy (``arrow_ids``): a boolean per row (``mask``), or
-    for an encoded column which of its distinct values pass (``hit``, a last False for NULL)
-    with the column's encoding (``enc``: each row's value code, the rows grouped by value)."""
-
-    mask: np.ndarray | None = None
-    hit: np.ndarray | None = None
-    enc: _Encoded | None = None
-
-    def on(self, rows: np.ndarray | None) -> np.ndarray:
-        """Whether each of ``rows`` (all rows when None) passes."""
-        if self.mask is not None:
-            return self.mask if rows is None else self.mask[rows]
-        assert self.hit is not None and self.enc is not None
-        return self.hit[self.enc.index if rows is None else self.enc.index[rows]]
-
-    def count(self) -> int:
-        """How many rows pass (an encoded column's test)."""
-        assert self.hit is not None and self.enc is not None
-        return int(self.enc.sizes[self.hit[:-1]].sum())
-
-    def rows(self) -> np.ndarray:
-        """The rows that pass (an encoded column's test), from the rows grouped by value."""
-        assert self.hit is not None and self.enc is not None
-        # the encoding's groups start with the NULL rows: value c's are group c + 1
-        return _joined(self.enc.grouped, self.enc.bounds[1:], np.flatnonzero(self.hit[:-1]))
-
-
-def _joined(grouped: np.ndarray, bounds: np.ndarray, picked: np.ndarray) -> np.ndarray:
-    """The rows of the ``picked`` groups of ``grouped`` (group g is ``grouped[bounds[g]:
-    bounds[g + 1]]``), one group after another."""
-    return np.concatenate([grouped[bounds[g]:bounds[g + 1]] for g in picked]
-                          or [np.empty(0, dtype=grouped.dtype)])
-
-
-@dataclass
-class _Combos:
-    """The distinct combinations of values that several encoded columns of an in-memory copy
-    take together (``arrow_ids``; kept per copy for each set of columns filtered together):
-    each combination's value codes by column and its row count, and each row's combination.
-    A filter of value tests on those columns is then decided once per combination: its row
-    count is a sum over combinations, and a row passes when its combination does."""
-
-    codes: dict[str, np.ndarray]  # column -> each combination's value code (-1 for NULL)
-    counts: np.ndarray
-    of_row: np.ndarray
-    grouped: np.ndarray  # the rows by combination (each combination's, ``counts`` of them)
-    bounds: np.ndarray
-
-    @classmethod
-    def kept(cls, memo: dict, conditions: list[list[_Test]]) -> _Combos | None:
-        """The combinations of the columns ``conditions`` test, made once per copy; None when
-        a test is not on an encoded column, or the columns' values have too many
-        combinations to number in one integer."""
-        encs: dict[str, _Encoded] = {}
-        for t in (t for c in conditions for t in c):
-            if t.enc is None:
-                return None
-            encs[t.enc.name] = t.enc
-        kept = memo.setdefault("combos", {})
-        key = tuple(sorted(encs))
-        if key not in kept:
-            radices = [len(encs[name].dictionary) + 1 for name in key]
-            if math.prod(radices) >= 2**62:
-                return None
-            number = np.zeros(len(encs[key[0]].index), dtype=np.int64)
-            for name, radix in zip(key, radices, strict=True):  # NULL (-1) as 0
-                number = number * radix + (encs[name].index + 1)
-            unique, of_row, counts = np.unique(number, return_inverse=True, return_counts=True)
-            codes = {}
-            for name, radix in reversed(list(zip(key, radices, strict=True))):
-                unique, code = np.divmod(unique, radix)
-                codes[name] = code - 1
-            if len(kept) >= COMBOS_KEPT:
-                kept.pop(next(iter(kept)))
-            row_combo = of_row.astype(np.int32).reshape(-1)
-            grouped = np.argsort(row_combo, kind="stable").astype(np.int32)
-            kept[key] = cls(codes, counts, row_combo, grouped,
-                            np.concatenate([[0], counts.cumsum()]))
-        return kept[key]
-
-    def passing(self, conditions: list[list[_Test]]) -> np.ndarray:
-        """Whether each combination passes ``conditions`` (all must hold; within one, any)."""
-        passes = np.ones(len(self.counts), dtype=bool)
-        for c in conditions:
-            passes &= np.logical_or.reduce(
-                [t.hit[self.codes[t.enc.name]] for t in c  # type: ignore[index,union-attr]
-                 ])
-        return passes
-
-    def rows(self, passes: np.ndarray) -> np.ndarray:
-        """The rows of the combinations that pass: their groups joined when few pass, else
-        one pass over the grouped rows."""
-        picked = np.flatnonzero(passes)
-        if len(picked) > 32:
-            return self.grouped[np.repeat(passes, self.counts)]
-        return _joined(self.grouped, self.bounds, picked)
-
-
-def _order_rank(table, order: list[tuple[str, str, str]]) -> tuple[np.ndarray, np.ndarray]:
-    """The rows in ``order`` (sort keys, NULLS LAST, ``id`` last, so no ties): each row's
-    position, and the rows by position. The keys' dense ranks (Arrow's own ordering) are
-    combined in mixed radix into one integer per row and sorted once: far faster than
-    comparing strings, and kept per copy, so a query reads positions and sorts nothing."""
-    n = table.num_rows
-    radix = n + 2
-    if radix ** len(order) >= 2**63:  # too many keys for one integer: sort them in turn
-        ordered = pc.sort_indices(table.select([c for c, _, _ in order]),
-                                  sort_keys=order).to_numpy()
-    else:
-        rank = np.zeros(n, dtype=np.uint64)
-        for col, direction, _ in order:
-            dense = pc.rank(table.column(col).combine_chunks(), sort_keys=direction,
-                            tiebreaker="dense")  # NULLs after every value, in both directions
-            rank = rank * np.uint64(radix) + dense.to_numpy().astype(np.uint64)
-        ordered = np.argsort(rank, kind="stable")
-    kind = np.int32 if n < 2**31 else np.int64
-    position = np.empty(n, dtype=kind)
-    position[ordered] = np.arange(n, dtype=kind)
-    return position, ordered.astype(kind)
 
 
 def run_list_arrow(con: duckdb.DuckDBPyConnection, q: ListQuery,

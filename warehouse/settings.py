@@ -54,13 +54,10 @@ class Settings(BaseSettings):
                                  "log); off saves about a sixth of the time of a cached request.")
     api_max_limit: int = Field(1000, ge=1, description="Largest page size a list endpoint returns.")
     api_cache_max_age: int = Field(60, ge=0, description="Cache-Control max-age in seconds.")
-    api_response_cache: int = Field(
-        512, ge=0, description="Responses kept in memory per worker (a snapshot never changes, "
-        "so a repeated query is answered from memory); 0 turns the cache off."
-    )
     api_response_cache_mb: int = Field(
-        128, ge=1, description="Memory the response caches may hold per worker, in MB (the "
-        "oldest answers are dropped first).")
+        128, ge=0, description="Memory the response cache may hold per worker, in MB: a "
+        "snapshot never changes, so a repeated request is answered from memory (the least "
+        "recently used answers are dropped first); 0 turns the cache off.")
     api_cors_origins: list[str] = Field(
         default_factory=list, description="Origins allowed by CORS; empty means CORS off."
     )

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
-from api.responses import Format, list_response
+from api.responses import Format, list_response, mark_cacheable
 from api.routes.common import reader, render_item, settings_of, snapshot
 from warehouse import calc_inputs as ci
 from warehouse.exceptions import QueryError
@@ -186,7 +186,7 @@ def grid(request: Request, precision: Prec = "fp8", context: Context = 8192,
             if sum(1 for k in opened.cache if k[0] == "grid") < 64:  # bounded per snapshot
                 opened.cache[key] = rows
     cols = list(rows[0]) if rows else ["hardware", "model"]
+    mark_cacheable(request)
     return list_response(request, opened, total=len(rows), rows=rows, columns=cols,
                          limit=max(len(rows), 1), offset=0, fmt=format,
-                         max_age=settings_of(request).api_cache_max_age,
-                         cache=request.app.state.responses)
+                         max_age=settings_of(request).api_cache_max_age)

@@ -15,28 +15,23 @@ from fastapi.responses import Response
 
 from api.responses import (
     Format,
-    ResponseCache,
     cache_headers,
-    encode_row,
     item_response,
     list_response,
+    mark_cacheable,
     not_modified,
     pick_format,
 )
-from api.snapshot import LazyCursor, Opened, SnapshotReader
+from api.snapshot import Opened, SnapshotReader
 from warehouse.exceptions import QueryError
 from warehouse.export import for_parquet
 from warehouse.queries import (
     ListQuery,
     ResultFilter,
-    arrow_ids,
     empty_hint,
     relation_columns,
-    relation_size,
-    rows_by_id,
     run_list,
     run_list_arrow,
-    run_list_ids,
 )
 from warehouse.settings import Settings
 from warehouse.vocabulary import (
@@ -158,7 +153,9 @@ def settings_of(request: Request) -> Settings:
 
 def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = None) -> Response:
     """Run a list query on the current snapshot (or the one current at ``at``) and render it
-    in the requested format."""
+    in the requested format. Its answer depends on the snapshot and the request alone, so the
+    response cache may keep it."""
+    mark_cacheable(request)
     q.limit, q.offset, q.columns = p.limit, p.offset, p.columns
     q.sort = p.sort or q.sort  # a query may have a default order
     max_age = settings_of(request).api_cache_max_age
@@ -167,36 +164,27 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
     cached = not_modified(request, headers)
     if cached is not None:  # the snapshot is immutable: the ETag alone answers a revalidation
         return cached
-    memo: ResponseCache = request.app.state.responses
-    hit = memo.get(headers["ETag"])
-    if hit is not None:
-        return hit
-    # taken when first used: a page answered from memory runs no SQL (see api.direct)
-    con: Any = LazyCursor(opened)
     arrow = None
-    have: frozenset[str] | None
+    have: frozenset[str] | None = None
     try:
-        if q.keep and q.subquery is not None:  # rows the same for every filter: kept
-            name, have = opened.kept(*q.subquery)
+        kept = q.keep and q.subquery is not None  # rows the same for every filter: kept
+        if kept:
+            name, have = opened.kept(*q.subquery)  # type: ignore[misc]
             q = dataclasses.replace(q, relation=name, subquery=None)
-        else:
+        con = opened.local_cursor()  # after ``kept``: the kept rows are registered on it
+        if not kept:
             key = ("columns", q.relation)
             if q.subquery is None and key not in opened.cache:
                 opened.cache[key] = relation_columns(con, q.relation)
             have = opened.cache.get(key)
         fmt = pick_format(request, p.format)
         rows: list[dict] = []
-        encoded: list[bytes] | None = None
         if fmt is Format.parquet:  # typed by the database's schema
             total, table, cols = run_list_arrow(con, q, have)
             arrow = for_parquet(table, {n: f.description or "" for n, f in
                                         q.public.model_fields.items()})
         else:
-            if fmt is Format.json and not q.columns and q.subquery is None \
-                    and "id" in q.output_columns:
-                total, encoded, cols = _page_from_row_store(con, opened, q, have)
-            if encoded is None:
-                total, rows, cols = run_list(con, q, have)
+            total, rows, cols = run_list(con, q, have)
         hint = None
         if total == 0:
             hint = (empty_hint(con, q) if opened.id is not None else
@@ -205,50 +193,16 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
         opened.drop_local_cursor()
         raise
     return list_response(request, opened, total=total, rows=rows, columns=cols, limit=p.limit,
-                         offset=p.offset, fmt=fmt, max_age=max_age, cache=memo, hint=hint,
-                         arrow=arrow, encoded=encoded, headers=headers)
-
-
-ROW_STORE_SIZE = 200_000  # encoded rows kept per snapshot (≈ 1-2 KB each), all relations
-# From this many rows a relation's pages are usually full: the page's query counts the matches
-# (a window) instead of a second query counting them.
-LARGE_RELATION = 10_000
-
-
-def _page_from_row_store(con, opened: Opened, q: ListQuery,
-                         have: frozenset[str] | None) -> tuple[int, list[bytes] | None, list[str]]:
-    """A JSON page as the page's ids (a narrow query) and each row's JSON, encoded once per
-    snapshot: a snapshot never changes, so a row's bytes never do. ``None`` rows when the page's
-    ids are not unique (the caller then runs the whole query)."""
-    table = opened.table(q.relation, q.output_columns)
-    found = None if table is None else arrow_ids(
-        con, table, q, have, opened.cache.setdefault(("memo", q.relation), {}))
-    if found is not None:  # filtered and sorted in memory, no SQL to plan
-        total, ids, cols = found
-    else:
-        size = opened.cache.get(("size", q.relation))
-        if size is None:
-            size = opened.cache[("size", q.relation)] = relation_size(con, q.relation)
-        total, ids, cols = run_list_ids(con, q, have, large=size >= LARGE_RELATION)
-    if len(set(ids)) != len(ids):
-        return total, None, cols
-    store: dict = opened.cache.setdefault(("rows", q.relation, q.public), {})
-    missing = [i for i in ids if i not in store]
-    if missing:
-        if sum(len(v) for k, v in opened.cache.items() if k[0] == "rows") > ROW_STORE_SIZE:
-            for k in [k for k in opened.cache if k[0] == "rows"]:
-                opened.cache[k] = {}
-            store = opened.cache[("rows", q.relation, q.public)]
-        for row in rows_by_id(con, q, missing, have):
-            store[row["id"]] = encode_row(row, cols)
-    return total, [store[i] for i in ids], cols
+                         offset=p.offset, fmt=fmt, max_age=max_age, hint=hint, arrow=arrow,
+                         headers=headers)
 
 
 def render_item(request: Request, opened: Opened, payload: dict, *, memo: bool = False) -> Response:
-    """Render one object with the cache headers; ``memo`` keeps the body in the response cache
+    """Render one object with the cache headers; ``memo`` lets the response cache keep it
     (only for payloads computed from the snapshot and the query alone, never the run journal)."""
-    return item_response(request, opened, payload, settings_of(request).api_cache_max_age,
-                         request.app.state.responses if memo else None)
+    if memo:
+        mark_cacheable(request)
+    return item_response(request, opened, payload, settings_of(request).api_cache_max_age)
 
 
 AS_OF_RANGE = (datetime(1970, 1, 1, tzinfo=UTC), datetime(9999, 12, 30, tzinfo=UTC))

@@ -1,6 +1,6 @@
-"""The fast paths answer exactly what the slow ones do: a request replayed by the warm path
-(``FastResponses``), a page built from the per-snapshot row store and a page computed by the
-whole query give the same status, headers and bytes."""
+"""The response cache answers exactly what the application computes: a request replayed from
+memory and the same request computed give the same status, headers and bytes; the cache holds
+at most its memory budget; kept cost rows answer what the costs SQL computes."""
 
 from __future__ import annotations
 
@@ -41,14 +41,14 @@ def _same(a, b) -> None:
 def cold_and_warm(full_copy, client_for):
     tmp, sources = full_copy
     warm = client_for(make_settings(tmp, sources))
-    cold = client_for(make_settings(tmp, sources, api_response_cache=0))
+    cold = client_for(make_settings(tmp, sources, api_response_cache_mb=0))
     return cold, warm
 
 
 @pytest.mark.parametrize("headers", HEADERS, ids=["gzip", "identity", "accept-csv"])
 def test_cold_and_warm_answers_are_byte_identical(cold_and_warm, headers):
     cold, warm = cold_and_warm
-    fast = warm.app.state.fast
+    fast = _cache(warm)
     for url in QUERIES:
         computed = cold.get(url, headers=headers)
         first = warm.get(url, headers=headers)  # computed, then recorded
@@ -70,125 +70,50 @@ def test_cold_and_warm_answers_are_byte_identical(cold_and_warm, headers):
                 _same(c, w2)
 
 
-DIRECT_EXTRA = [
-    "/v1/results?model=deepseek-r1,llama2-70b&scenario=interactive&scenario=Server",
-    "/v1/results?model=&limit=3",                      # an empty value is no filter
-    "/v1/results?limit=3&limit=4",                     # the last value counts
-    "/v1/results?limit=5000",                          # 422 from page()
-    "/v1/results?limt=5",                              # unknown parameter: 422
-    "/v1/results?min_result=abc",                      # invalid: FastAPI's 422
-    "/v1/results?accelerator=H100",                    # ambiguous: 422 from the query
-    "/v1/results?sort=-nosuch",
-    "/v1/costs?rate=0",
-    "/v1/costs?rate=5,x",
-    "/v1/results/nosuch-id",                           # a path parameter: the regular way
-    "/v1/calc/ridge?hardware=nvidia-h100-sxm",
-    "/v1/calc/decode-bound",
-    "/healthz", "/readyz", "/v1/refreshes", "/", "/nosuch",
-]
-
-
-def _direct_routes(client):
-    """The DirectRoutes layer of a client's application (its middleware stack built)."""
-    from api.direct import DirectRoutes
+def _cache(client):
+    """The ResponseCache layer of a client's application (its middleware stack built)."""
+    from api.responses import ResponseCache
 
     client.get("/readyz")
     layer = client.app.middleware_stack
-    while not isinstance(layer, DirectRoutes):
+    while not isinstance(layer, ResponseCache):
         layer = layer.app
     return layer
 
 
-@pytest.mark.parametrize("headers", HEADERS, ids=["gzip", "identity", "accept-csv"])
-def test_direct_routes_answer_what_fastapi_answers(full_copy, client_for, monkeypatch, headers):
-    """The cold path's shortcut past dependency solving (api.direct) gives the status,
-    headers and bytes FastAPI's own handling gives, for good requests and bad ones."""
-    import api.direct
-
-    tmp, sources = full_copy
-    direct = client_for(make_settings(tmp, sources, api_response_cache=0))
-    assert {"/v1/results", "/v1/costs", "/v1/ratios"} <= set(_direct_routes(direct).plans)
-    monkeypatch.setattr(api.direct, "_plan", lambda dependant: None)
-    regular = client_for(make_settings(tmp, sources, api_response_cache=0))
-    assert _direct_routes(regular).plans == {}
-    for url in QUERIES + DIRECT_EXTRA:
-        a, b = direct.get(url, headers=headers), regular.get(url, headers=headers)
-        if url in ("/healthz", "/readyz", "/v1/refreshes"):  # they name the time they answer
-            assert a.status_code == b.status_code and a.json().keys() == b.json().keys()
-            continue
-        _same(a, b)
-        assert direct.head(url, headers=headers).headers.get("etag") == b.headers.get("etag")
-    if "Accept" not in headers:  # JSON pages from memory among them (CSV runs SQL)
-        assert _direct_routes(direct).answered_in_loop > 0
-
-
-def test_a_page_needing_the_database_is_answered_in_a_thread(full_copy, client_for):
-    """On the event loop a list page is answered only from memory: the first request of a
-    snapshot (nothing copied yet) and a page whose rows were never encoded go to a thread —
-    with the same answer — and the next identical request stays on the loop."""
-    tmp, sources = full_copy
-    client = client_for(make_settings(tmp, sources, api_response_cache=0))
-    layer = _direct_routes(client)
-    url = "/v1/costs?basis=assumed&rate=10&model=llama2-70b-99.9&scenario=Interactive"
-    first = client.get(url)
-    assert layer.answered_in_loop == 0  # the copies and rows were made in a thread
-    second = client.get(url)
-    assert layer.answered_in_loop == 1
-    _same(first, second)
-    client.get(url + "&offset=5")  # rows already encoded: from memory
-    assert layer.answered_in_loop == 2
-    client.get("/v1/costs?basis=assumed&rate=11")  # new cost rows: computed in a thread
-    assert layer.answered_in_loop == 2
-    client.get("/v1/prices/history?sku=Standard_ND96isr_H100_v5&region=eastus2")  # SQL
-    assert layer.answered_in_loop == 2
-    # an accelerator name is resolved against the aliases read once per copy: the first such
-    # page reads them in a thread, the same page again stays on the loop
-    by_name = "/v1/results?accelerator="
-    assert client.get(by_name + "H200").json()["total"] > 0
-    assert layer.answered_in_loop == 2
-    client.get(by_name + "H200")
-    assert layer.answered_in_loop == 3
-    assert client.get(by_name + "H100").status_code == 422  # ambiguous: FastAPI's path answers
-
-
-def test_the_row_store_page_equals_the_whole_query(full_client):
-    """A JSON page from the row store (ids, then each row's stored JSON) and the same page
-    computed whole (naming every column sends it through the query) hold the same rows."""
-    for url in QUERIES[:3] + ["/v1/ratios?model=llama3.1-8b", "/v1/claims",
-                              "/v1/prices/history?sku=Standard_ND96isr_H100_v5&region=eastus2"]:
-        stored = full_client.get(url)
-        rows = stored.json()["rows"]
-        assert rows
-        whole = full_client.get(url + ("&" if "?" in url else "?") + "columns="
-                                + ",".join(rows[0]))
-        assert [r["id"] for r in whole.json()["rows"]] == [r["id"] for r in rows]
-        assert whole.content.split(b'"rows":', 1)[1] == stored.content.split(b'"rows":', 1)[1]
-
-
-def test_the_caches_hold_at_most_their_memory_budget(full_copy, client_for):
-    """PERFLEDGER_API_RESPONSE_CACHE_MB bounds what both caches hold, oldest out first; an
-    answer larger than the budget is served, never kept."""
+def test_the_cache_holds_at_most_its_memory_budget(full_copy, client_for):
+    """PERFLEDGER_API_RESPONSE_CACHE_MB bounds what the cache holds, least recently used out
+    first; an answer larger than a quarter of it is served, never kept."""
     tmp, sources = full_copy
     client = client_for(make_settings(tmp, sources, api_response_cache_mb=1))
-    fast, memo = client.app.state.fast, client.app.state.responses
-    budget = 2**20 // 2
+    cache = _cache(client)
+    budget = 2**20
     big = client.get("/v1/results?limit=1000", headers={"Accept-Encoding": "identity"})
-    assert big.status_code == 200 and len(big.content) > budget
-    assert fast.bytes == 0 and memo.bytes == 0
+    assert big.status_code == 200 and len(big.content) > budget // 4
+    assert cache.bytes == 0
     sizes = []
-    for offset in range(0, 500, 100):  # five pages of ~190 KB: more than the budget
+    for offset in range(0, 400, 40):  # ten pages of ~180 KB: more than the budget
         r = client.get(f"/v1/results?limit=100&offset={offset}",
                        headers={"Accept-Encoding": "identity"})
         assert r.status_code == 200
         sizes.append(len(r.content))
-        assert fast.bytes <= budget and memo.bytes <= budget
+        assert cache.bytes <= budget
     assert sum(sizes) > budget
-    assert fast.bytes == sum(len(body) for _, body in fast._items.values()) > 0
-    kept = [key[2] for key in fast._items]
-    assert b"limit=100&offset=0" not in kept and b"limit=100&offset=400" in kept  # oldest out
-    again = client.get("/v1/results?limit=100&offset=400", headers={"Accept-Encoding": "identity"})
-    assert again.content == client_for(make_settings(tmp, sources, api_response_cache=0)).get(
-        "/v1/results?limit=100&offset=400", headers={"Accept-Encoding": "identity"}).content
+    assert cache.bytes == sum(len(body) for _, body in cache._items.values()) > 0
+    kept = [key[2] for key in cache._items]
+    assert b"limit=100&offset=0" not in kept and b"limit=100&offset=360" in kept  # oldest out
+    again = client.get("/v1/results?limit=100&offset=360", headers={"Accept-Encoding": "identity"})
+    assert again.content == client_for(make_settings(tmp, sources, api_response_cache_mb=0)).get(
+        "/v1/results?limit=100&offset=360", headers={"Accept-Encoding": "identity"}).content
+
+
+def test_errors_and_the_run_journal_are_never_replayed(full_client):
+    cache = _cache(full_client)
+    for url in ("/v1/results?limt=5", "/v1/results/nosuch-id", "/healthz", "/v1/refreshes"):
+        full_client.get(url)
+        full_client.get(url)
+        assert not any(k[1] == url.split("?")[0] and k[2] == url.partition("?")[2].encode()
+                       for k in cache._items), url
 
 
 COST_QUERIES = [
@@ -203,7 +128,7 @@ COST_QUERIES = [
 
 def _direct(snapshot, url: str) -> tuple[int, list[tuple]]:
     """The same costs page computed by the subquery itself on a plain connection to the
-    snapshot (no kept rows, no hot views, no row store)."""
+    snapshot (no kept rows, no hot views)."""
     import dataclasses
 
     import duckdb
@@ -252,7 +177,7 @@ def test_kept_cost_rows_answer_what_the_costs_query_computes(full_copy, client_f
     """/v1/costs reads the cost rows of its price parameters kept once per snapshot, the
     filters applied to them: the pages equal the costs SQL run whole on the snapshot."""
     tmp, sources = full_copy
-    client = client_for(make_settings(tmp, sources, api_response_cache=0))
+    client = client_for(make_settings(tmp, sources, api_response_cache_mb=0))
     snapshot = _snapshot_file(tmp)
     for url in COST_QUERIES:
         served = _served(client, url)
@@ -263,19 +188,18 @@ def test_kept_cost_rows_answer_what_the_costs_query_computes(full_copy, client_f
 
 def test_kept_cost_rows_are_bounded_oldest_out(full_copy, client_for, monkeypatch):
     """With room for one set of cost rows, each new set of price parameters replaces the
-    previous one (and its encoded rows); answers stay right when a set comes back."""
+    previous one; answers stay right when a set comes back."""
     import api.snapshot
 
     monkeypatch.setattr(api.snapshot, "KEPT_ROWS", 1)
     tmp, sources = full_copy
-    client = client_for(make_settings(tmp, sources, api_response_cache=0))
+    client = client_for(make_settings(tmp, sources, api_response_cache_mb=0))
     snapshot = _snapshot_file(tmp)
     for url in COST_QUERIES[:2] + COST_QUERIES[:1]:
         assert _served(client, url) == _direct(snapshot, url), url
         opened = client.app.state.reader.get()
         assert len(opened._kept) == 1
-        (name, _), = opened._kept.values()
-        assert {k[1] for k in opened.cache if k[0] == "rows"} <= {name}
+
 
 
 def _random_query(rng, relation: str, public, table, con):
@@ -329,47 +253,3 @@ def _random_query(rng, relation: str, public, table, con):
     q.limit = rng.randint(1, 60)
     q.offset = rng.choice([0, 0, rng.randint(0, 80)])
     return q
-
-
-def test_in_memory_filters_give_the_rows_sql_gives(full_copy, client_for):
-    """``arrow_ids`` (filters and sorts on the in-memory copies: results, the hot views, kept
-    cost rows) returns the same total and the same ids in the same order as the SQL page
-    query, for 600 random queries with NULL-holding sort columns, case folding, substrings,
-    ranges, accelerator names (ambiguous ones too: the same error), values the data lacks and
-    pages past the end; every other query reuses what the previous ones kept (encodings, value
-    lookups, ranks, aliases), as the API does."""
-    import random
-
-    from warehouse.exceptions import QueryError
-    from warehouse.public import CostPublic, MlperfResultPublic, ScenarioRatioPublic
-    from warehouse.queries import arrow_ids, run_list_ids
-
-    def outcome(run, *args, **kwargs):
-        try:
-            return run(*args, **kwargs)
-        except QueryError as e:
-            return ("error", e.param, str(e))
-
-    tmp, sources = full_copy
-    client = client_for(make_settings(tmp, sources, api_response_cache=0))
-    assert client.get("/v1/costs?basis=list_price,assumed").status_code == 200  # rows kept
-    opened = client.app.state.reader.get()
-    con = opened.local_cursor()
-    (kept, kept_rows), = opened._kept.values()
-    con.register(kept, kept_rows)  # kept on the thread that asked; this one reads them too
-    rng = random.Random(20261203)
-    nonempty = errors = 0
-    for relation, public in (("mlperf_result", MlperfResultPublic),
-                             ("scenario_ratio", ScenarioRatioPublic), (kept, CostPublic)):
-        table = opened.table(relation, [c for c in public.model_fields])
-        assert table is not None and table.num_rows > 50
-        memo: dict = {}
-        for n in range(200):
-            q = _random_query(rng, relation, public, table, con)
-            found = outcome(arrow_ids, con, table, q, memo=memo if n % 2 else None)
-            assert found is not None, q
-            assert found == outcome(run_list_ids, con, q), q
-            nonempty += found[0] != "error" and bool(found[1])
-            errors += found[0] == "error"
-    assert nonempty > 250  # most pages hold rows: the comparison is not of empty lists
-    assert 0 < errors < 100  # an ambiguous accelerator name is the same error both ways
