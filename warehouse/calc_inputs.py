@@ -25,7 +25,7 @@ class Input:
     unit: str
     evidence: str
     origin: str  # warehouse, caller or default
-    source: str | None = None
+    source: str | None = None  # the figure's own URL, or the source snapshot id it was read from
     note: str | None = None
 
 
@@ -168,7 +168,7 @@ def batch_tradeoff(con, *, hardware_id: str | None, model_id: str | None, precis
             raise QueryError(f"no current on-demand Linux price for {sku} in {region}",
                              param="sku")
         price_input = Input(price["hourly_price"], "USD/hour", "list_price", "warehouse",
-                            f"/v1/sources/{price['source_snapshot_id']}", f"{sku}, {region}")
+                            price["source_snapshot_id"], f"{sku}, {region}")
     rows_out = []
     inputs: dict[str, Input] = {}
     for b in batches:

@@ -61,15 +61,11 @@ def health(opened_id: str | None, published_at: datetime | None, validation: lis
 
 
 def refreshes(runs: list[dict], statuses: list[str], limit: int) -> dict:
-    """Refresh runs (newest first), optionally only those with a status in ``statuses``, each
-    with a link to its validation results instead of the results themselves."""
+    """Refresh runs (newest first), optionally only those with a status in ``statuses``,
+    without their validation results (``refresh_validation`` has them)."""
     chosen = [r for r in runs if not statuses or r["status"] in statuses]
-    rows = []
-    for r in chosen[:limit]:
-        row = {k: v for k, v in r.items() if k != "validation"}
-        row["links"] = {"validation": f"/v1/refreshes/{r['id']}/validation"}
-        rows.append(row)
-    return {"total": len(chosen), "rows": rows}
+    return {"total": len(chosen),
+            "rows": [{k: v for k, v in r.items() if k != "validation"} for r in chosen[:limit]]}
 
 
 def refresh_validation(runs: list[dict], run_id: str) -> dict | None:

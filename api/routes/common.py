@@ -187,7 +187,7 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
             total, rows, cols = run_list(con, q, have)
         hint = None
         if total == 0:
-            hint = (empty_hint(con, q) if opened.id is not None else
+            hint = (_advice(empty_hint(con, q), q) if opened.id is not None else
                     "no snapshot is published yet: run `perfledger refresh` (see /healthz)")
     except BaseException:  # a failed query may leave the cursor busy: the next one is fresh
         opened.drop_local_cursor()
@@ -195,6 +195,13 @@ def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = N
     return list_response(request, opened, total=total, rows=rows, columns=cols, limit=p.limit,
                          offset=p.offset, fmt=fmt, max_age=max_age, hint=hint, arrow=arrow,
                          headers=headers)
+
+
+def _advice(hint: str | None, q: ListQuery) -> str | None:
+    """A hint with what to send to see more, where the query's own defaults kept rows out."""
+    if hint is not None and hint == q.note and q.defaulted:
+        return hint + ": add division=all&availability=all to see every system"
+    return hint
 
 
 def render_item(request: Request, opened: Opened, payload: dict, *, memo: bool = False) -> Response:

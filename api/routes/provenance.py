@@ -58,8 +58,10 @@ def list_refreshes(request: Request,
                    status: Annotated[list[str] | None, Query(description="published, unchanged, "
                                      "partial, failed or rejected.")] = None) -> Response:
     """Every refresh run with its per-source outcome and message."""
-    return render_item(request, reader(request).get(),
-                       health.refreshes(_runs(request), listed(status), limit))
+    payload = health.refreshes(_runs(request), listed(status), limit)
+    for row in payload["rows"]:
+        row["links"] = {"validation": f"/v1/refreshes/{row['id']}/validation"}
+    return render_item(request, reader(request).get(), payload)
 
 
 @router.get("/v1/refreshes/{run_id}/validation", summary="Validation results of one refresh",

@@ -63,4 +63,5 @@ def get_result(request: Request,
         detail = queries.result_detail(con, result_id)
     if detail is None:
         raise HTTPException(404, f"no result {result_id!r} in snapshot {opened.id}")
+    detail["links"] = {"source": f"/v1/sources/{detail['row']['source_snapshot_id']}"}
     return render_item(request, opened, detail)

@@ -1,0 +1,62 @@
+"""Read queries: every SQL the API and the CLI run against a snapshot. Routes stay thin: each
+builds one query here (a ``ListQuery``) or calls one read function.
+
+    listing.py            the list query model and its SQL (filters, order, page, total, hint)
+    accelerator_names.py  what people type for an accelerator, resolved to ids
+    builders.py           one builder per list resource (results, ratios, costs, …)
+    items.py              reads of one item (a result, a claim, a source snapshot, meta)
+
+DuckDB answers every query; values are always bound parameters.
+"""
+
+from warehouse.queries.accelerator_names import accelerator_aliases, resolve_accelerators
+from warehouse.queries.builders import (
+    ResultFilter,
+    claim_checks_query,
+    claims_query,
+    costs_query,
+    energy_query,
+    hardware_query,
+    latency_query,
+    models_query,
+    per_accelerator_query,
+    price_history_query,
+    prices_query,
+    ratios_query,
+    results_query,
+    rules_query,
+    sources_query,
+    trends_query,
+)
+from warehouse.queries.items import (
+    accelerators,
+    claim_detail,
+    current_price,
+    meta,
+    result_detail,
+    source_snapshot,
+    validation_results,
+)
+from warehouse.queries.listing import (
+    Accelerators,
+    AnyOf,
+    Known,
+    ListQuery,
+    ListSQL,
+    empty_hint,
+    list_sql,
+    quote_name,
+    relation_columns,
+    run_list,
+    run_list_arrow,
+)
+
+__all__ = [
+    "Accelerators", "AnyOf", "Known", "ListQuery", "ListSQL", "ResultFilter",
+    "accelerator_aliases", "accelerators", "claim_checks_query", "claim_detail", "claims_query",
+    "costs_query", "current_price", "empty_hint", "energy_query", "hardware_query",
+    "latency_query", "list_sql", "meta", "models_query", "per_accelerator_query",
+    "price_history_query", "prices_query", "quote_name", "ratios_query", "relation_columns",
+    "resolve_accelerators", "result_detail", "results_query", "rules_query", "run_list",
+    "run_list_arrow", "source_snapshot", "sources_query", "trends_query", "validation_results",
+]

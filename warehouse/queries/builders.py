@@ -1,0 +1,323 @@
+"""One builder per list resource: the filters a route takes, turned into a ``ListQuery``
+(ratios, costs, trends, claims, prices, …). Filters that need SQL beyond equality and ranges
+are written here, never in a route."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from warehouse import derived
+from warehouse.exceptions import QueryError
+from warehouse.public import (
+    BenchmarkRulePublic,
+    ClaimCheckPublic,
+    ClaimPublic,
+    CostPublic,
+    EnergyPublic,
+    HardwareCatalogPublic,
+    LatencyBoundPublic,
+    MlperfResultPublic,
+    ModelShapePublic,
+    PerAcceleratorPublic,
+    PriceCatalogPublic,
+    ScenarioRatioPublic,
+    SourceSnapshotPublic,
+    TrendPublic,
+)
+from warehouse.queries.listing import Accelerators, AnyOf, Known, ListQuery
+from warehouse.vocabulary import (
+    Evidence,
+    basis,
+    model_family,
+    normalise_model,
+)
+
+
+@dataclass
+class ResultFilter:
+    """Filters every route over MLPerf results shares; values already checked against the
+    vocabulary by the caller, model spellings normalised here."""
+
+    round: list[str] = field(default_factory=list)
+    division: list[str] = field(default_factory=list)
+    organization: list[str] = field(default_factory=list)
+    model: list[str] = field(default_factory=list)
+    accelerator: list[str] = field(default_factory=list)
+    availability: list[str] = field(default_factory=list)
+    scenario: list[str] = field(default_factory=list)
+
+    def _rounds(self) -> list[str]:
+        return [r.strip().lower() if r.strip()[:1].lower() == "v" else "v" + r.strip()
+                for r in self.round]  # 6.1 and V6.1 are v6.1
+
+    def any_of(self) -> list[AnyOf]:
+        """The filters as conditions. ``model`` matches a model id or a family (a family
+        matches all its ids), spellings normalised."""
+        out: list[AnyOf] = []
+        rounds = self._rounds()
+        for column, values in (("round", rounds), ("division", self.division),
+                               ("availability", self.availability), ("scenario", self.scenario)):
+            if values:
+                out.append(AnyOf(((column, False, values),)))
+        if self.organization:  # as people type them: nvidia finds NVIDIA
+            out.append(AnyOf((("organization", True,
+                               [v.strip().lower() for v in self.organization]),)))
+        if self.accelerator:  # an id, a published spelling or a short name (H200)
+            out.append(AnyOf((("accelerator_id", False, Accelerators(tuple(self.accelerator))),)))
+        if self.model:
+            models = [normalise_model(m) for m in self.model]
+            out.append(AnyOf((("model_id", False, models), ("model_family", False, models))))
+        return out
+
+    def where(self, alias: str) -> tuple[str, list]:
+        """``any_of`` as one SQL condition (``true`` when there is none) and its
+        parameters, for SQL that filters a relation of its own."""
+        conditions = [c.sql(alias) for c in self.any_of()]
+        return (" AND ".join(sql for sql, _ in conditions) or "true",
+                [p for _, ps in conditions for p in ps])
+
+    def known(self) -> list[Known]:
+        """The values to explain when nothing matches (models, organizations, rounds and
+        accelerators this snapshot's results know)."""
+        out = []
+        if self.model:
+            out.append(Known("model", tuple(normalise_model(m) for m in self.model),
+                             "SELECT model_id FROM mlperf_result UNION "
+                             "SELECT model_family FROM mlperf_result ORDER BY 1"))
+        if self.organization:
+            out.append(Known("organization", tuple(v.strip() for v in self.organization),
+                             "SELECT DISTINCT organization FROM mlperf_result ORDER BY 1"))
+        if self.round:
+            out.append(Known("round", tuple(self._rounds()),
+                             "SELECT DISTINCT round FROM mlperf_result ORDER BY 1"))
+        if self.accelerator:
+            out.append(Known("accelerator", tuple(v.strip() for v in self.accelerator),
+                             "SELECT DISTINCT accelerator_id FROM mlperf_result UNION "
+                             "SELECT alias FROM accelerator_alias WHERE kind = 'mlperf_name' "
+                             "ORDER BY 1"))
+        return out
+
+    @property
+    def defaulted(self) -> bool:
+        """Division and availability are the ranking routes' defaults (closed + available)."""
+        return self.division == ["closed"] and self.availability == ["available"]
+
+    def note(self) -> str | None:
+        """What to say when every value is known but nothing matches."""
+        if not any(getattr(self, f.name) for f in dataclasses.fields(self)):
+            return None
+        if self.defaulted:
+            return ("no closed-division, available system matches (division and availability "
+                    "default to closed + available here)")
+        return "no row matches these filters together (each value is known in this snapshot)"
+
+    def query(self, relation: str, public: type[BaseModel]) -> ListQuery:
+        """A list query of ``relation`` with these filters."""
+        return ListQuery(relation=relation, public=public, any_of=self.any_of(),
+                         known=self.known(), note=self.note(), defaulted=self.defaulted)
+
+
+def results_query(f: ResultFilter, *, units: list[str], system: str | None,
+                  min_result: float | None, max_result: float | None) -> ListQuery:
+    """MLPerf result rows; ``accelerator`` matches an id or the name as published."""
+    accs = f.accelerator
+    q = dataclasses.replace(f, accelerator=[]).query("mlperf_result", MlperfResultPublic)
+    q.equals["units"] = units
+    if accs:  # also the name as published, for spellings no id maps
+        q.any_of.append(AnyOf((("accelerator_id", False, Accelerators(tuple(accs))),
+                               ("accelerator_model_name", True,
+                                [a.strip().lower() for a in accs]))))
+        q.known = f.known()
+    if system:
+        q.contains["system_name"] = system
+    if min_result is not None or max_result is not None:
+        q.ranges["result"] = (min_result, max_result)
+    return q
+
+
+def ratios_query(f: ResultFilter, *, include_flagged: bool, min_ratio: float | None,
+                 max_ratio: float | None) -> ListQuery:
+    """Server/Offline and Interactive/Offline ratios."""
+    q = f.query("scenario_ratio", ScenarioRatioPublic)
+    if not include_flagged:
+        q.equals["flagged"] = [False]
+    if min_ratio is not None or max_ratio is not None:
+        q.ranges["ratio"] = (min_ratio, max_ratio)
+    return q
+
+
+def latency_query(f: ResultFilter, *, answer_tokens: int | None) -> ListQuery:
+    """Latency bounds, with the time of an answer of ``answer_tokens`` when asked."""
+    q = f.query("latency_bound", LatencyBoundPublic)
+    q.subquery = ("SELECT *, ?::INTEGER AS answer_tokens, "
+                  "(ttft_ms + (?::INTEGER - 1) * tpot_ms) / 1000.0 AS answer_seconds "
+                  "FROM latency_bound", [answer_tokens, answer_tokens])
+    return q
+
+
+def per_accelerator_query(f: ResultFilter, *, units: list[str]) -> ListQuery:
+    """Throughput results per accelerator (systems with accelerators only)."""
+    q = f.query("result_per_accelerator", PerAcceleratorPublic)
+    q.equals["units"] = units
+    return q
+
+
+def energy_query(f: ResultFilter, *, units: list[str]) -> ListQuery:
+    """Work per joule of results with a power measurement."""
+    q = f.query("energy_efficiency", EnergyPublic)
+    q.equals["units"] = units
+    return q
+
+
+def trends_query(f: ResultFilter) -> ListQuery:
+    """Per accelerator, model family, scenario and units: the best per-accelerator result of
+    each round among the results ``f`` selects (its division and availability included), with
+    the change against the previous round; oldest round first unless sorted."""
+    where, params = f.where("result_per_accelerator")
+    return ListQuery(relation="accelerator_trend", public=TrendPublic,
+                     subquery=(derived.trend_sql(where), params),
+                     sort=["accelerator_id", "model_family", "scenario", "units", "round"],
+                     known=f.known(), note=f.note(), defaulted=f.defaulted)
+
+
+def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region: str,
+                offer: str, os: str, as_of: datetime | None,
+                price_status: list[str]) -> ListQuery:
+    """Cost per million tokens for every Tokens/s result, on the requested price bases.
+
+    cost = rate x total_accelerators / (tokens/s x 3600) x 1e6. On the ``list_price`` basis the
+    rate is the cheapest Azure price per accelerator-hour of the result's accelerator in the
+    region/offer/OS valid at ``as_of`` (now by default); a result whose accelerator has no such
+    price gets price_status 'no price' and a NULL cost, never zero. ``assumed`` rates are
+    labelled ``assumption``. ``premium_vs_offline`` is this cost / the same system's Offline
+    cost (= offline throughput / this throughput).
+    """
+    select = derived.COST_RESULT_COLUMNS
+    parts: list[str] = []
+    params: list[object] = []
+    # The cost rows depend on the pricing parameters alone; the result filters apply outside,
+    # so the same rows serve every filter (``keep``).
+    if "list_price" in bases:
+        valid, valid_params = "valid_to IS NULL", []
+        if as_of is not None:
+            valid = "valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
+            valid_params = [as_of, as_of]
+        ask = "SELECT lower(?::VARCHAR) AS region, ?::VARCHAR AS offer, ?::VARCHAR AS os"
+        parts.append(derived.list_price_cost_sql(valid, ask=ask))
+        params += [region, offer, os, *valid_params]
+    if "assumed" in bases:
+        parts.append(f"""
+            SELECT r.id || ':assumed:' || CAST(a.rate AS VARCHAR) AS id, {select},
+                   'assumed' AS price_basis, NULL::VARCHAR AS region,
+                   NULL::VARCHAR AS offer, NULL::VARCHAR AS os,
+                   NULL::VARCHAR AS reservation_term, NULL::VARCHAR AS sku,
+                   NULL::VARCHAR AS price_id,
+                   NULL::TIMESTAMPTZ AS price_valid_from,
+                   a.rate AS rate_per_accelerator_hour, 'assumed' AS price_status,
+                   {derived.COST_PER_MILLION.format(rate="a.rate")} AS cost_per_million_tokens,
+                   ? AS basis
+            FROM cost_input r CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS rate) a""")
+        params += [basis(Evidence.measured, Evidence.assumption), sorted(set(rates))]
+    if not parts:
+        raise QueryError("basis must be list_price and/or assumed", param="basis")
+    sql = " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts)
+    q = f.query("costs", CostPublic)
+    q.subquery, q.keep = (sql, params), True
+    q.equals["price_status"] = price_status
+    return q
+
+
+def claim_checks_query(*, round: list[str], vendor: list[str], evidence: list[str],
+                       metric: list[str]) -> ListQuery:
+    """Each claim next to the measured evidence, per round."""
+    return ListQuery(relation="claim_check", public=ClaimCheckPublic, equals={
+        "round": round, "vendor": vendor, "evidence": evidence, "metric": metric})
+
+
+def claims_query(*, vendor: list[str], evidence: list[str], metric: list[str], model: list[str],
+                 product: str | None) -> ListQuery:
+    """Curated claims; ``model`` matches a claim's model or its family, spellings normalised
+    as MLPerf's are."""
+    q = ListQuery(relation="claim", public=ClaimPublic, equals={
+        "vendor": vendor, "metric": metric, "evidence": evidence}, casefold=("vendor",))
+    if model:
+        models = [normalise_model(m) for m in model]
+        q.any_of.append(AnyOf((("model", False, models), ("model_family", False, models))))
+    if product:
+        q.contains["product"] = product
+    return q
+
+
+def hardware_query(*, hardware: list[str], vendor: list[str], metric: list[str],
+                   kind: list[str]) -> ListQuery:
+    """Hardware specs with the hardware they describe."""
+    return ListQuery(relation="hardware_catalog", public=HardwareCatalogPublic, equals={
+        "hardware_id": hardware, "vendor": vendor, "metric": metric, "kind": kind},
+        casefold=("hardware_id", "vendor"))
+
+
+def models_query(*, illustrative: bool | None) -> ListQuery:
+    """Model shapes, optionally only the illustrative ones (or only real models)."""
+    q = ListQuery(relation="model_shape", public=ModelShapePublic)
+    if illustrative is not None:
+        q.equals["illustrative"] = [illustrative]
+    return q
+
+
+def rules_query(*, model: list[str], scenario: list[str], current: bool) -> ListQuery:
+    """Latency limits; ``current`` keeps the latest rules document's only."""
+    q = ListQuery(relation="benchmark_rule", public=BenchmarkRulePublic, equals={
+        "model_family": [model_family(normalise_model(m)) for m in model], "scenario": scenario})
+    if current:
+        q.where.append((
+            "t.source_snapshot_id = (SELECT id FROM source_snapshot WHERE kind = 'rules_document' "
+            "ORDER BY fetched_at DESC LIMIT 1)", []))
+    return q
+
+
+def _valid_at(moment: datetime | None) -> tuple[str, list]:
+    """Price versions valid at ``moment`` (default: now, i.e. current and still listed)."""
+    if moment is None:
+        return "t.valid_to IS NULL", []
+    return "t.valid_from <= ? AND (t.valid_to IS NULL OR t.valid_to > ?)", [moment, moment]
+
+
+def prices_query(*, sku: list[str], accelerator: list[str], region: list[str],
+                 price_type: list[str], offer: list[str], os: list[str],
+                 as_of: datetime | None) -> ListQuery:
+    """Each price version valid at ``as_of``, with the accelerator its VM size rents."""
+    q = ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
+        "arm_sku_name": sku, "arm_region_name": region,
+        "price_type": price_type, "offer": offer, "os": os},
+        casefold=("arm_sku_name", "arm_region_name"))
+    q.where.append(_valid_at(as_of))
+    if accelerator:
+        q.any_of.append(AnyOf((("accelerator_id", False, Accelerators(tuple(accelerator))),)))
+        q.known.append(Known("accelerator", tuple(accelerator),
+                             "SELECT DISTINCT accelerator_id FROM price_catalog ORDER BY 1"))
+    for param, values, column in (("sku", sku, "arm_sku_name"), ("region", region,
+                                                                 "arm_region_name")):
+        if values:
+            q.known.append(Known(param, tuple(values), f"SELECT DISTINCT {column} "  # noqa: S608
+                                 "FROM price_catalog ORDER BY 1"))
+    return q
+
+
+def price_history_query(*, sku: str, region: list[str], offer: list[str],
+                        os: list[str]) -> ListQuery:
+    """Every version of one VM size's prices, oldest first per price unless sorted."""
+    return ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
+        "arm_sku_name": [sku], "arm_region_name": region, "offer": offer, "os": os},
+        sort=["price_key", "valid_from"], casefold=("arm_sku_name", "arm_region_name"),
+        known=[Known("sku", (sku,), "SELECT DISTINCT arm_sku_name FROM price_catalog "
+                     "ORDER BY 1")])
+
+
+def sources_query(*, source: list[str]) -> ListQuery:
+    """Every source snapshot (fetched body)."""
+    return ListQuery(relation="source_snapshot", public=SourceSnapshotPublic,
+                     equals={"source": source})

@@ -1,0 +1,106 @@
+"""Reads of one item or one small answer: a result, a claim with its history, a source
+snapshot, the validation results, the drop-down values (``meta``), current prices."""
+
+from __future__ import annotations
+
+import duckdb
+
+from warehouse.db import fetch_dicts
+from warehouse.public import (
+    ClaimHistoryPublic,
+    ClaimPublic,
+    MlperfResultPublic,
+    SourceSnapshotPublic,
+)
+from warehouse.queries.listing import ListQuery, quote_name, run_list
+from warehouse.schema import FACT_TABLES
+from warehouse.vocabulary import (
+    DESCRIPTIONS,
+)
+
+
+def source_snapshot(con: duckdb.DuckDBPyConnection, snapshot_id: str) -> dict | None:
+    """A source snapshot row and the count of rows parsed from it, per fact table."""
+    rows = fetch_dicts(con, "SELECT * FROM source_snapshot WHERE id = ?", [snapshot_id])
+    if not rows:
+        return None
+    counts = " UNION ALL ".join(
+        f"SELECT '{t}', count(*) FROM {t} WHERE source_snapshot_id = $id" for t in FACT_TABLES)
+    row = {k: rows[0][k] for k in SourceSnapshotPublic.model_fields}
+    row["rows"] = dict(con.execute(counts, {"id": snapshot_id}).fetchall())  # noqa: S608
+    return row
+
+
+def _one(con: duckdb.DuckDBPyConnection, q: ListQuery) -> dict | None:
+    _, rows, _ = run_list(con, q)
+    return rows[0] if rows else None
+
+
+def result_detail(con: duckdb.DuckDBPyConnection, result_id: str) -> dict | None:
+    """One result and its source snapshot; None when there is no such result."""
+    row = _one(con, ListQuery(relation="mlperf_result", public=MlperfResultPublic,
+                              equals={"id": [result_id]}, limit=1))
+    if row is None:
+        return None
+    return {"row": row, "source": source_snapshot(con, row["source_snapshot_id"])}
+
+
+def claim_detail(con: duckdb.DuckDBPyConnection, claim_id: str) -> dict | None:
+    """One claim, the file snapshot it was read from and its earlier versions (a withdrawn
+    claim has ``row`` None and its history); None when the id was never a claim."""
+    row = _one(con, ListQuery(relation="claim", public=ClaimPublic, equals={"id": [claim_id]},
+                              limit=1))
+    _, history, _ = run_list(con, ListQuery(
+        relation="claim_history", public=ClaimHistoryPublic, equals={"claim_id": [claim_id]},
+        sort=["valid_to"], limit=1000))
+    if row is None and not history:
+        return None
+    return {"row": row, "source": row and source_snapshot(con, row["source_snapshot_id"]),
+            "history": history, "withdrawn": row is None}
+
+
+def validation_results(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    """Validation results stored in the snapshot (of the run that published it)."""
+    return fetch_dicts(con, "SELECT * FROM validation_result ORDER BY severity, expectation")
+
+
+def _distinct(con: duckdb.DuckDBPyConnection, relation: str, column: str) -> list:
+    return [r[0] for r in con.execute(
+        f"SELECT DISTINCT {quote_name(column)} FROM {quote_name(relation)} "  # noqa: S608 - fixed names
+        f"WHERE {quote_name(column)} IS NOT NULL ORDER BY 1").fetchall()]
+
+
+def meta(con: duckdb.DuckDBPyConnection) -> dict:
+    """Values for dashboards' drop-downs: rounds, models, organizations, scenarios,
+    accelerators, regions, and the evidence labels with their meanings."""
+    return {
+        "rounds": _distinct(con, "mlperf_result", "round"),
+        "models": _distinct(con, "mlperf_result", "model_id"),
+        "model_families": _distinct(con, "mlperf_result", "model_family"),
+        "organizations": _distinct(con, "mlperf_result", "organization"),
+        "scenarios": _distinct(con, "mlperf_result", "scenario"),
+        "accelerators": _distinct(con, "mlperf_result", "accelerator_id"),
+        "regions": _distinct(con, "azure_price", "arm_region_name"),
+        "evidence": [{"label": k.value, "meaning": v} for k, v in DESCRIPTIONS.items()],
+    }
+
+
+def accelerators(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    """Accelerator ids with their MLPerf spellings and the Azure VM sizes that rent them."""
+    return fetch_dicts(con, """
+        SELECT accelerator_id AS id, any_value(vendor) AS vendor,
+               list(alias ORDER BY alias) FILTER (WHERE kind = 'mlperf_name') AS mlperf_names,
+               list({'sku': alias, 'accelerators': count} ORDER BY alias)
+                   FILTER (WHERE kind = 'azure_sku') AS azure_skus,
+               (SELECT count(*) FROM mlperf_result r WHERE r.accelerator_id = a.accelerator_id)
+                   AS mlperf_results
+        FROM accelerator_alias a WHERE accelerator_id IS NOT NULL
+        GROUP BY accelerator_id ORDER BY accelerator_id""")
+
+
+def current_price(con: duckdb.DuckDBPyConnection, sku: str, region: str) -> dict | None:
+    """The current on-demand Linux price of one VM size in one region, if listed."""
+    rows = fetch_dicts(con, "SELECT hourly_price, source_snapshot_id FROM azure_price "
+                       "WHERE arm_sku_name = ? AND arm_region_name = ? AND offer = 'on_demand' "
+                       "AND os = 'linux' AND valid_to IS NULL", [sku, region])
+    return rows[0] if rows else None

@@ -1,0 +1,258 @@
+"""List queries as SQL: a ``ListQuery`` (relation, Public model, filters, order, page) becomes
+one parameterised DuckDB query. Only the Public model's columns are selected, filtered and
+sorted on; identifiers are checked against them and values are always bound parameters."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+import duckdb
+from pydantic import BaseModel
+
+from warehouse.db import fetch_dicts, scalar
+from warehouse.exceptions import QueryError
+from warehouse.public import (
+    SOURCE_COLUMNS,
+    SourceLink,
+)
+from warehouse.queries.accelerator_names import resolve_accelerators
+
+
+@dataclass(frozen=True)
+class Accelerators:
+    """A bound parameter resolved when the query runs, against the snapshot's alias table: the
+    accelerator ids for what people type (an id, a published spelling or a short name such as
+    ``H200``; see ``resolve_accelerators``)."""
+
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Known:
+    """Filter values to explain when a query matches nothing: the parameter, the values as
+    given (already normalised the way the filter compares them) and the SQL that lists the
+    values this snapshot knows."""
+
+    param: str
+    values: tuple[str, ...]
+    sql: str
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    """A filter condition: the row's value in one of ``terms``' columns (lowercased when the
+    term folds case) is one of that term's values."""
+
+    terms: tuple[tuple[str, bool, object], ...]  # (column, fold case, values or Accelerators)
+
+    def sql(self, alias: str) -> tuple[str, list]:
+        parts = [f"list_contains(?::VARCHAR[], {f'lower({alias}.{c})' if fold else f'{alias}.{c}'})"
+                 for c, fold, _ in self.terms]
+        text = " OR ".join(parts)
+        return (f"({text})" if len(parts) > 1 else text), [v for _, _, v in self.terms]
+
+
+@dataclass
+class ListQuery:
+    """A filtered, sorted, paginated read of one relation, returning ``public``'s columns."""
+
+    relation: str
+    public: type[BaseModel]
+    equals: dict[str, list] = field(default_factory=dict)      # column IN (values)
+    contains: dict[str, str] = field(default_factory=dict)     # column ILIKE %value%
+    ranges: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    sort: list[str] = field(default_factory=list)              # "col" or "-col"
+    columns: list[str] | None = None
+    limit: int = 100
+    offset: int = 0
+    # Written in this module only: a condition over ``t`` (the relation), and SQL read instead
+    # of the relation (a parameterised subquery); both with bound parameters.
+    where: list[tuple[str, list]] = field(default_factory=list)
+    any_of: list[AnyOf] = field(default_factory=list)  # conditions on ``t``, all must hold
+    subquery: tuple[str, list] | None = None
+    # The subquery's rows depend on the snapshot and its own parameters only (every filter
+    # applies outside it), so a caller may compute them once and read them as a relation.
+    keep: bool = False
+    casefold: tuple[str, ...] = ()  # equals on these columns ignores case (names people type)
+    known: list[Known] = field(default_factory=list)  # explained when nothing matches
+    note: str | None = None  # said when nothing matches, e.g. a default filter that applied
+    defaulted: bool = False  # the note says that default filters (closed + available) applied
+
+    @property
+    def output_columns(self) -> list[str]:
+        """The columns a row of this query has, in order: the relation's, then its source's."""
+        names = list(self.public.model_fields)
+        return [c for c in names if c not in SOURCE_COLUMNS] + [c for c in names if c in SOURCE_COLUMNS]
+
+
+def quote_name(name: str) -> str:
+    """An identifier quoted for SQL."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def relation_columns(con: duckdb.DuckDBPyConnection, relation: str) -> frozenset[str]:
+    """The columns a table or view of this snapshot has."""
+    return frozenset(r[0] for r in con.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [relation]).fetchall())
+
+
+@dataclass
+class ListSQL:
+    """A list query as SQL: the filtered rows (``inner``), the page of them, their bound
+    parameters and the columns a page row has."""
+
+    inner: str
+    page: str
+    params: list
+    columns: list[str]
+
+
+@dataclass
+class _Shape:
+    """A list query's order and columns checked against its relation, without SQL: the sort
+    keys as (column, descending) with the tie-break last, and the columns selected."""
+
+    order: list[tuple[str, bool]]
+    select: list[str]
+
+
+def _filter_shape(q: ListQuery, have: frozenset[str] | None) -> tuple[list[str], list[str], set[str]]:
+    """The output, own and missing columns, with the filters' columns checked (the errors a
+    filter on a column the relation lacks gets)."""
+    out_cols = q.output_columns
+    with_source = issubclass(q.public, SourceLink)
+    own = [c for c in out_cols if not (with_source and c in SOURCE_COLUMNS)]
+    missing = set() if have is None or q.subquery is not None else set(own) - have
+    for col, values in q.equals.items():
+        if values and (col not in own or col in missing):
+            raise QueryError(f"cannot filter on {col!r}", param=col)
+    for col in [*q.contains, *q.ranges]:
+        if col not in own:
+            raise QueryError(f"cannot filter on {col!r}", param=col)
+    return out_cols, own, missing
+
+
+def _order_shape(q: ListQuery, out_cols: list[str], own: list[str],
+                 missing: set[str]) -> _Shape:
+    """The sort keys and the selected columns checked (after the filters and their values)."""
+    order: list[tuple[str, bool]] = []
+    for key in q.sort:
+        col = key.lstrip("-+")
+        if col not in out_cols:
+            raise QueryError(f"cannot sort on {col!r}; sortable columns: {', '.join(out_cols)}",
+                             param="sort")
+        order.append((col, key.startswith("-")))
+    tiebreak = "id" if "id" in out_cols else out_cols[0]
+    order.append((tiebreak, False))
+    if q.columns:
+        bad = [c for c in q.columns if c not in out_cols]
+        if bad:
+            raise QueryError(f"unknown column(s) {', '.join(bad)}; available: "
+                             f"{', '.join(out_cols)}", param="columns")
+    return _Shape(order=order, select=q.columns or out_cols)
+
+
+def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
+             have: frozenset[str] | None = None) -> ListSQL:
+    """The SQL of a list query (parameters resolved against the snapshot). ``have`` is the
+    relation's columns when known (``relation_columns``): a snapshot published before a column
+    existed answers NULL for it instead of failing."""
+    out_cols, own, missing = _filter_shape(q, have)
+    with_source = issubclass(q.public, SourceLink)
+    params: list[object] = []
+    if q.subquery is not None:
+        sub_sql, sub_params = q.subquery
+        source = f"({sub_sql})"
+        params.extend(sub_params)
+    else:
+        source = quote_name(q.relation)
+    picked = ", ".join(f"NULL AS {quote_name(c)}" if c in missing else f"t.{quote_name(c)}" for c in own)
+    base = f"SELECT {picked} FROM {source} t"  # noqa: S608 - names from the Public model
+    if with_source:
+        base = (f"SELECT {picked}, s.source AS source_name, s.url AS source_snapshot_url, "  # noqa: S608
+                "s.fetched_at AS source_fetched_at, s.sha256 AS source_sha256 "
+                f"FROM {source} t LEFT JOIN source_snapshot s ON s.id = t.source_snapshot_id")
+    where: list[str] = []
+    for col, values in q.equals.items():
+        if not values:
+            continue
+        if col in q.casefold:
+            where.append(f"lower(t.{quote_name(col)}) IN ({', '.join('?' * len(values))})")
+            params.extend(str(v).lower() for v in values)
+        else:
+            where.append(f"t.{quote_name(col)} IN ({', '.join('?' * len(values))})")
+            params.extend(values)
+    for col, text in q.contains.items():
+        where.append(f"t.{quote_name(col)} ILIKE ? ESCAPE '\\'")
+        params.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                      + "%")
+    for col, (lo, hi) in q.ranges.items():
+        if lo is not None:
+            where.append(f"t.{quote_name(col)} >= ?")
+            params.append(lo)
+        if hi is not None:
+            where.append(f"t.{quote_name(col)} <= ?")
+            params.append(hi)
+    for sql, p in [cond.sql("t") for cond in q.any_of] + q.where:
+        where.append(sql)
+        params.extend(p)
+    where_sql = (" WHERE " + " AND ".join(where)) if where else ""
+    params = _bind(con, params)
+    shape = _order_shape(q, out_cols, own, missing)
+    order = [f"{quote_name(c)} {'DESC' if desc else 'ASC'} NULLS LAST" for c, desc in shape.order[:-1]]
+    order.append(f"{quote_name(shape.order[-1][0])} ASC")
+    inner = f"{base}{where_sql}"
+    page = (f"SELECT {', '.join(quote_name(c) for c in shape.select)} "  # noqa: S608
+            f"FROM ({inner}) ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
+    return ListSQL(inner=inner, page=page, params=params, columns=shape.select)
+
+
+def _total(con: duckdb.DuckDBPyConnection, q: ListQuery, s: ListSQL, page_rows: int) -> int:
+    # A page that is not full also tells the total (the common case for a filtered dashboard
+    # query); otherwise one count over the filtered rows.
+    if page_rows < q.limit and (page_rows or q.offset == 0):
+        return q.offset + page_rows
+    return scalar(con, f"SELECT count(*) FROM ({s.inner})", s.params)  # noqa: S608
+
+
+def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
+             have: frozenset[str] | None = None) -> tuple[int, list[dict], list[str]]:
+    """Return (total rows matching, the page of rows as dicts, the column names)."""
+    s = list_sql(con, q, have)
+    rows = fetch_dicts(con, s.page, [*s.params, q.limit, q.offset])
+    return _total(con, q, s, len(rows)), rows, s.columns
+
+
+def run_list_arrow(con: duckdb.DuckDBPyConnection, q: ListQuery,
+                   have: frozenset[str] | None = None):
+    """Return (total rows matching, the page as an Arrow table typed by the database's
+    schema, the column names): an all-NULL column keeps its type."""
+    s = list_sql(con, q, have)
+    table = con.sql(s.page, params=[*s.params, q.limit, q.offset]).to_arrow_table()
+    return _total(con, q, s, table.num_rows), table, s.columns
+
+
+def _bind(con: duckdb.DuckDBPyConnection, params: list) -> list:
+    """Parameters with the ones resolved against the snapshot (``Accelerators``) resolved."""
+    return [resolve_accelerators(con, p.values) if isinstance(p, Accelerators) else p
+            for p in params]
+
+
+def empty_hint(con: duckdb.DuckDBPyConnection, q: ListQuery) -> str | None:
+    """Why a query matched nothing, for the envelope: the filter values this snapshot does not
+    know (with the known ones), else the query's own note."""
+    said: list[str] = []
+    for k in q.known:
+        known = [r[0] for r in con.execute(k.sql).fetchall() if r[0] is not None]
+        folded = {str(v).lower() for v in known}
+        missing = [v for v in k.values if v.lower() not in folded]
+        if missing:
+            close = difflib.get_close_matches(missing[0], [str(v) for v in known], n=3)
+            shown = ", ".join(map(str, known[:25])) + (", …" if len(known) > 25 else "")
+            said.append(f"no {k.param} {', '.join(repr(v) for v in missing)} in this snapshot"
+                        + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else "")
+                        + f"; known: {shown or 'none'}")
+    if said:
+        return "; ".join(said)
+    return q.note
