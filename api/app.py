@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 import fastapi_offline
-from fastapi import Depends, FastAPI
+from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
@@ -16,7 +16,6 @@ from starlette.middleware.gzip import GZipMiddleware
 from api import errors
 from api.responses import HeadAsGet, ResponseCache
 from api.routes import calc, derived, evidence, explorer, prices, provenance, results
-from api.routes.common import strict_params
 from api.snapshot import SnapshotReader
 from warehouse.settings import Settings
 from warehouse.store import Layout
@@ -37,7 +36,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     not given, as uvicorn workers do)."""
     settings = settings or Settings()
     app = FastAPI(title="perfledger", version="0.1.0", openapi_tags=TAGS,
-                  dependencies=[Depends(strict_params)], docs_url=None, redoc_url=None,
+                  docs_url=None, redoc_url=None,
                   description="LLM-inference evidence: measured results, list prices and dated "
                               "vendor claims, every row labelled with what it is and where it "
                               "came from. Read-only.")

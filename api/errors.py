@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import difflib
 import logging
 
 from fastapi import FastAPI, Request
@@ -34,17 +35,41 @@ def error_response(status: int, message: str, param: str | None = None) -> JSONR
     return JSONResponse(error_body(status, message, param), status_code=status)
 
 
+def accepted_params(request: Request) -> list[str]:
+    """The query parameters the matched route takes (its query model's fields)."""
+    dependant = getattr(request.scope.get("route"), "dependant", None)
+    names: set[str] = set()
+    for field in getattr(dependant, "query_params", []):
+        model = field.field_info.annotation
+        fields = getattr(model, "model_fields", None)
+        names |= {f.alias or n for n, f in fields.items()} if fields else {field.alias}
+    return sorted(names)
+
+
+def unknown_parameter(name: str, accepted: list[str]) -> str:
+    """'unknown parameter' with the accepted names and the closest one, when one is close."""
+    close = difflib.get_close_matches(name, accepted, n=1, cutoff=0.6) or sorted(
+        (a for a in accepted if name.startswith(a) or a.startswith(name)), key=len)[-1:]
+    return (f"unknown parameter {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+            + f"; accepted: {', '.join(accepted) or 'none'}")
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers that translate errors into the one shape."""
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0]
+        errors = exc.errors()
+        unknown = [e for e in errors if e.get("type") == "extra_forbidden"]
+        if unknown:  # a parameter the route's query model does not have
+            name = str(unknown[0]["loc"][-1])
+            return error_response(422, unknown_parameter(name, accepted_params(request)), name)
+        first = errors[0]
         # the parameter's name, not its position in a list (``rate``, never ``rate.0``)
         loc = [str(x) for x in first.get("loc", [])
                if x not in ("query", "path", "body") and not isinstance(x, int)]
         param = ".".join(loc) or None
-        got = first.get("input")
+        got = first.get("input") if first.get("type") != "missing" else None
         message = f"{param}: {first.get('msg')}" + (f" (got {got!r})" if got is not None else "")
         return error_response(422, message, param)
 

@@ -6,7 +6,9 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
+from pydantic import Field
 
+from api.params import Integers, Numbers, Params
 from api.responses import Format, list_response, mark_cacheable
 from api.routes.common import reader, render_item, settings_of, snapshot
 from warehouse import calc_inputs as ci
@@ -16,16 +18,21 @@ from warehouse.public import CalcResult, GridRowPublic, ListPage
 router = APIRouter(prefix="/v1/calc", tags=["calculators"])
 
 Precision = Literal["fp32", "fp16", "bf16", "fp8", "int8", "fp4", "nvfp4", "mxfp4", "int4"]
-HardwareId = Annotated[str | None, Query(description="Hardware id from /v1/hardware, e.g. "
-                                         "8x-nvidia-h100-sxm, nvidia-gb200-nvl72.")]
-ModelId = Annotated[str | None, Query(description="Model id from /v1/models, e.g. illustrative-100b.")]
-Prec = Annotated[Precision, Query(description="Weight (and KV) precision.")]
-Context = Annotated[int, Query(ge=0, le=10_000_000, description="Tokens of context per user.")]
-Eff = Annotated[float, Query(ge=0.001, le=1, description="Share of peak bandwidth achieved "
-                             "(0.001-1).")]
-Pos = Annotated[float | None, Query(ge=1e-6, le=1e21, description="Explicit value (SI units), "
-                                   "overrides the warehouse.")]
-PosInt = Annotated[int | None, Query(gt=0, description="Explicit value, overrides the warehouse.")]
+HARDWARE = "Hardware id from /v1/hardware, e.g. 8x-nvidia-h100-sxm, nvidia-gb200-nvl72."
+MODEL = "Model id from /v1/models, e.g. illustrative-100b."
+PRECISION = "Weight (and KV) precision."
+CONTEXT = "Tokens of context per user."
+EFFICIENCY = "Share of peak bandwidth achieved (0.001-1)."
+EXPLICIT = "Explicit value (SI units), overrides the warehouse."
+EXPLICIT_INT = "Explicit value, overrides the warehouse."
+
+
+def _explicit() -> float | None:
+    return Field(None, ge=1e-6, le=1e21, description=EXPLICIT)
+
+
+def _explicit_int() -> int | None:
+    return Field(None, gt=0, description=EXPLICIT_INT)
 
 
 def _run(request: Request, fn, **kw) -> Response:
@@ -34,62 +41,90 @@ def _run(request: Request, fn, **kw) -> Response:
     return render_item(request, opened, payload, memo=True)
 
 
+class DecodeParams(Params):
+    hardware: str | None = Field(None, description=HARDWARE)
+    model: str | None = Field(None, description=MODEL)
+    precision: Precision = Field("fp8", description=PRECISION)
+    context: int = Field(8192, ge=0, le=10_000_000, description=CONTEXT)
+    batch: int = Field(1, ge=1, le=100_000, description="Users per step.")
+    efficiency: float = Field(1.0, ge=0.001, le=1, description=EFFICIENCY)
+    bandwidth: float | None = _explicit()
+    memory: float | None = _explicit()
+    params: float | None = _explicit()
+    active_params: float | None = _explicit()
+    layers: int | None = _explicit_int()
+    kv_heads: int | None = _explicit_int()
+    head_dim: int | None = _explicit_int()
+
+
 @router.get("/decode-bound", response_model=CalcResult,
             summary="Decode speed bound per user: bandwidth ÷ bytes per token")
-def decode_bound(request: Request, hardware: HardwareId = None, model: ModelId = None,
-                 precision: Prec = "fp8", context: Context = 8192,
-                 batch: Annotated[int, Query(ge=1, le=100_000, description="Users per step.")] = 1,
-                 efficiency: Eff = 1.0, bandwidth: Pos = None, memory: Pos = None,
-                 params: Pos = None, active_params: Pos = None, layers: PosInt = None,
-                 kv_heads: PosInt = None, head_dim: PosInt = None) -> Response:
+def decode_bound(request: Request, q: Annotated[DecodeParams, Query()]) -> Response:
     """tokens/s per user = bandwidth × efficiency ÷ (active params × bytes + KV/token × context
     × batch); plus whether weights + KV fit in memory."""
-    return _run(request, ci.decode, hardware_id=hardware, model_id=model, precision=precision,
-                context=context, batch=batch, efficiency=efficiency, bandwidth=bandwidth,
-                memory=memory, params=params, active_params=active_params, layers=layers,
-                kv_heads=kv_heads, head_dim=head_dim)
+    return _run(request, ci.decode, hardware_id=q.hardware, model_id=q.model,
+                precision=q.precision, context=q.context, batch=q.batch,
+                efficiency=q.efficiency, bandwidth=q.bandwidth, memory=q.memory, params=q.params,
+                active_params=q.active_params, layers=q.layers, kv_heads=q.kv_heads,
+                head_dim=q.head_dim)
+
+
+class BatchParams(Params):
+    hardware: str | None = Field(None, description=HARDWARE)
+    model: str | None = Field(None, description=MODEL)
+    precision: Precision = Field("fp8", description=PRECISION)
+    context: int = Field(8192, ge=0, le=10_000_000, description=CONTEXT)
+    batch: Integers = Field(None, description="Batch sizes (repeatable); default 1, 8, 32.")
+    efficiency: float = Field(0.5, ge=0.001, le=1, description=EFFICIENCY)
+    price_per_hour: float | None = Field(None, ge=1e-6, le=1e9, description="USD per hour of "
+                                         "the whole system (caller's assumption).")
+    sku: str | None = Field(None, description="Azure VM size whose current on-demand Linux list "
+                            "price to use, e.g. Standard_ND96isr_H100_v5.")
+    region: str = Field("eastus2", description="Region for sku.")
 
 
 @router.get("/batch", response_model=CalcResult,
             summary="Batch trade-off: per-user speed, aggregate speed, cost per million tokens")
-def batch(request: Request, hardware: HardwareId = None, model: ModelId = None,
-          precision: Prec = "fp8", context: Context = 8192,
-          batches: Annotated[list[int] | None, Query(alias="batch", description="Batch sizes "
-                             "(repeatable); default 1, 8, 32.")] = None,
-          efficiency: Eff = 0.5,
-          price_per_hour: Annotated[float | None, Query(ge=1e-6, le=1e9, description="USD per hour of the "
-                                    "whole system (caller's assumption).")] = None,
-          sku: Annotated[str | None, Query(description="Azure VM size whose current on-demand "
-                         "Linux list price to use, e.g. Standard_ND96isr_H100_v5.")] = None,
-          region: Annotated[str, Query(description="Region for sku.")] = "eastus2") -> Response:
+def batch(request: Request, q: Annotated[BatchParams, Query()]) -> Response:
     """The article's batch table: batch 1 is fastest per user and dearest per token."""
-    sizes = batches or [1, 8, 32]
+    sizes = q.batch or [1, 8, 32]
     if any(b < 1 or b > 100_000 for b in sizes):
         raise QueryError("batch: each batch size must be between 1 and 100000", param="batch")
-    return _run(request, ci.batch_tradeoff, hardware_id=hardware, model_id=model,
-                precision=precision, context=context, batches=sizes, efficiency=efficiency,
-                price_per_hour=price_per_hour, sku=sku, region=region)
+    return _run(request, ci.batch_tradeoff, hardware_id=q.hardware, model_id=q.model,
+                precision=q.precision, context=q.context, batches=sizes,
+                efficiency=q.efficiency, price_per_hour=q.price_per_hour, sku=q.sku,
+                region=q.region)
+
+
+class PrefillParams(Params):
+    hardware: str | None = Field(None, description=HARDWARE)
+    model: str | None = Field(None, description=MODEL)
+    prompt_tokens: int = Field(8192, ge=1, le=10_000_000, description="Prompt tokens.")
+    mfu: float = Field(0.4, ge=0.001, le=1, description="Model FLOP utilisation (0.001-1).")
+    chips: int | None = Field(None, ge=1, description="Chips sharing the prompt (default: the "
+                              "system's accelerators).")
+    dense_flops: float | None = _explicit()
+    active_params: float | None = _explicit()
 
 
 @router.get("/prefill", response_model=CalcResult,
             summary="TTFT lower bound: 2 × active params × prompt ÷ (FLOP/s × MFU × chips)")
-def prefill(request: Request, hardware: HardwareId = None, model: ModelId = None,
-            prompt_tokens: Annotated[int, Query(ge=1, le=10_000_000, description="Prompt tokens.")] = 8192,
-            mfu: Annotated[float, Query(ge=0.001, le=1, description="Model FLOP utilisation (0.001-1).")] = 0.4,
-            chips: Annotated[int | None, Query(ge=1, description="Chips sharing the prompt "
-                             "(default: the system's accelerators).")] = None,
-            dense_flops: Pos = None, active_params: Pos = None) -> Response:
+def prefill(request: Request, q: Annotated[PrefillParams, Query()]) -> Response:
     """Attention's quadratic term is left out, so real TTFT is higher."""
-    return _run(request, ci.prefill, hardware_id=hardware, model_id=model,
-                prompt_tokens=prompt_tokens, mfu=mfu, chips=chips, dense_flops=dense_flops,
-                active_params=active_params)
+    return _run(request, ci.prefill, hardware_id=q.hardware, model_id=q.model,
+                prompt_tokens=q.prompt_tokens, mfu=q.mfu, chips=q.chips,
+                dense_flops=q.dense_flops, active_params=q.active_params)
+
+
+class RidgeParams(Params):
+    hardware: str = Field(description="Hardware id.")
 
 
 @router.get("/ridge", response_model=CalcResult,
             summary="Roofline ridge point: dense FLOP/s ÷ bandwidth")
-def ridge(request: Request, hardware: Annotated[str, Query(description="Hardware id.")]) -> Response:
+def ridge(request: Request, q: Annotated[RidgeParams, Query()]) -> Response:
     """FLOPs per byte a kernel needs to be compute-bound on this hardware."""
-    return _run(request, ci.ridge, hardware_id=hardware)
+    return _run(request, ci.ridge, hardware_id=q.hardware)
 
 
 def _pure(request: Request, payload: dict) -> Response:
@@ -97,96 +132,125 @@ def _pure(request: Request, payload: dict) -> Response:
     return render_item(request, reader(request).get(), payload, memo=True)
 
 
+class SpeculativeParams(Params):
+    alpha: float = Field(ge=0, lt=1, description="Acceptance rate, 0 ≤ α < 1.")
+    c: float = Field(0.05, ge=0, le=10, description="Draft cost per token relative to the big "
+                     "model.")
+    gamma: int | None = Field(None, ge=1, le=64, description="Drafted tokens; omit to search "
+                              "the best γ.")
+    max_gamma: int = Field(32, ge=1, le=64, description="Search limit.")
+
+
 @router.get("/speculative", response_model=CalcResult,
             summary="Speculative decoding speedup (Leviathan et al.)")
-def speculative(request: Request,
-                alpha: Annotated[float, Query(ge=0, lt=1, description="Acceptance rate, 0 ≤ α < 1.")],
-                c: Annotated[float, Query(ge=0, le=10, description="Draft cost per token relative "
-                             "to the big model.")] = 0.05,
-                gamma: Annotated[int | None, Query(ge=1, le=64, description="Drafted tokens; "
-                                 "omit to search the best γ.")] = None,
-                max_gamma: Annotated[int, Query(ge=1, le=64, description="Search limit.")] = 32) -> Response:
+def speculative(request: Request, q: Annotated[SpeculativeParams, Query()]) -> Response:
     """E = (1 − α^(γ+1)) / (1 − α); speedup = E / (γc + 1); best γ when γ is omitted."""
-    return _pure(request, ci.speculative(alpha=alpha, c=c, gamma=gamma, max_gamma=max_gamma))
+    return _pure(request, ci.speculative(alpha=q.alpha, c=q.c, gamma=q.gamma,
+                                         max_gamma=q.max_gamma))
+
+
+class TensorParallelParams(Params):
+    weight_bytes: float = Field(100e9, ge=1, le=1e18, description="Bytes of weights read per "
+                                "token.")
+    tp: Integers = Field(None, description="TP degrees (repeatable); default 8, 16, 32, 72.")
+    bandwidth_per_gpu: float = Field(8e12, ge=1, le=1e18, description="B/s per GPU.")
+    efficiency: float = Field(0.7, ge=0.001, le=1, description=EFFICIENCY)
+    layers: int = Field(80, ge=1, le=10_000, description="Layers.")
+    allreduce_us: float = Field(5.0, ge=0, le=1e6, description="Latency of one small "
+                                "all-reduce in µs (assumption).")
 
 
 @router.get("/tensor-parallel", response_model=CalcResult,
             summary="Time per token under tensor parallelism")
-def tensor_parallel(request: Request,
-                    weight_bytes: Annotated[float, Query(
-                        ge=1, le=1e18, description="Bytes of weights read per token.")] = 100e9,
-                    tp: Annotated[list[int] | None, Query(description="TP degrees (repeatable); "
-                                  "default 8, 16, 32, 72.")] = None,
-                    bandwidth_per_gpu: Annotated[float, Query(ge=1, le=1e18, description="B/s per GPU.")] = 8e12,
-                    efficiency: Eff = 0.7,
-                    layers: Annotated[int, Query(ge=1, le=10_000, description="Layers.")] = 80,
-                    allreduce_us: Annotated[float, Query(ge=0, le=1e6, description="Latency of one "
-                                            "small all-reduce in µs (assumption).")] = 5.0) -> Response:
+def tensor_parallel(request: Request, q: Annotated[TensorParallelParams, Query()]) -> Response:
     """weight bytes ÷ (TP × bandwidth × efficiency) + layers × 2 × all-reduce latency."""
-    degrees = tp or [8, 16, 32, 72]
+    degrees = q.tp or [8, 16, 32, 72]
     if any(d < 1 or d > 100_000 for d in degrees):
         raise QueryError("tp: each degree must be between 1 and 100000", param="tp")
     return _pure(request, ci.tensor_parallel(
-        weight_bytes=weight_bytes, degrees=degrees, bandwidth_per_gpu=bandwidth_per_gpu,
-        efficiency=efficiency, layers=layers, allreduce_us=allreduce_us))
+        weight_bytes=q.weight_bytes, degrees=degrees, bandwidth_per_gpu=q.bandwidth_per_gpu,
+        efficiency=q.efficiency, layers=q.layers, allreduce_us=q.allreduce_us))
+
+
+class KvTransferParams(Params):
+    model: str | None = Field(None, description=MODEL)
+    prompt_tokens: int = Field(8192, ge=1, le=10_000_000, description="Prompt tokens.")
+    precision: Precision = Field("fp8", description=PRECISION)
+    link_bandwidth: Numbers = Field(None, description="Link B/s (> 0, repeatable); default "
+                                    "1.8e12 (NVLink) and 50e9 (400 Gb/s).")
+    layers: int | None = _explicit_int()
+    kv_heads: int | None = _explicit_int()
+    head_dim: int | None = _explicit_int()
 
 
 @router.get("/kv-transfer", response_model=CalcResult,
             summary="KV cache size of a prompt and its transfer time")
-def kv_transfer(request: Request, model: ModelId = None,
-                prompt_tokens: Annotated[int, Query(ge=1, le=10_000_000, description="Prompt tokens.")] = 8192,
-                precision: Prec = "fp8",
-                link_bandwidth: Annotated[list[float] | None, Query(description="Link B/s (> 0, "
-                                          "(repeatable); default 1.8e12 (NVLink) and 50e9 (400 Gb/s).")] = None,
-                layers: PosInt = None, kv_heads: PosInt = None, head_dim: PosInt = None) -> Response:
+def kv_transfer(request: Request, q: Annotated[KvTransferParams, Query()]) -> Response:
     """KV bytes = 2 × layers × KV heads × head dim × bytes × tokens; time = bytes ÷ link."""
-    links = link_bandwidth or [1.8e12, 50e9]
+    links = q.link_bandwidth or [1.8e12, 50e9]
     if any(not (0 < b < 1e20) for b in links):
         raise QueryError("link_bandwidth: each value must be a positive number of bytes/s",
                          param="link_bandwidth")
-    return _run(request, ci.kv_transfer, model_id=model, prompt_tokens=prompt_tokens,
-                precision=precision, links=links, layers=layers, kv_heads=kv_heads,
-                head_dim=head_dim)
+    return _run(request, ci.kv_transfer, model_id=q.model, prompt_tokens=q.prompt_tokens,
+                precision=q.precision, links=links, layers=q.layers, kv_heads=q.kv_heads,
+                head_dim=q.head_dim)
+
+
+class CapacityParams(Params):
+    model: str | None = Field(None, description=MODEL)
+    params: float | None = _explicit()
+    precision: Precision = Field("fp8", description=PRECISION)
+    hardware: str | None = Field(None, description=HARDWARE)
+    metric: Literal["memory_capacity", "sram_capacity"] = Field(
+        "sram_capacity", description="Which capacity of the hardware to fill.")
+    capacity_per_unit: float | None = _explicit()
 
 
 @router.get("/capacity", response_model=CalcResult,
             summary="Units (chips, wafers, racks) needed to hold a model's weights")
-def capacity(request: Request, model: ModelId = None, params: Pos = None,
-             precision: Prec = "fp8", hardware: HardwareId = None,
-             metric: Annotated[Literal["memory_capacity", "sram_capacity"], Query(
-                 description="Which capacity of the hardware to fill.")] = "sram_capacity",
-             capacity_per_unit: Pos = None) -> Response:
+def capacity(request: Request, q: Annotated[CapacityParams, Query()]) -> Response:
     """ceil(params × bytes per weight ÷ capacity per unit)."""
-    return _run(request, ci.capacity, model_id=model, params=params, precision=precision,
-                hardware_id=hardware, metric=metric, capacity_per_unit=capacity_per_unit)
+    return _run(request, ci.capacity, model_id=q.model, params=q.params, precision=q.precision,
+                hardware_id=q.hardware, metric=q.metric, capacity_per_unit=q.capacity_per_unit)
+
+
+class BandwidthParams(Params):
+    model: str | None = Field(None, description=MODEL)
+    active_params: float | None = _explicit()
+    precision: Precision = Field("fp8", description=PRECISION)
+    tpot_ms: float = Field(10.0, ge=0.001, le=1e6, description="TPOT target in ms.")
+    efficiency: float = Field(0.5, ge=0.001, le=1, description=EFFICIENCY)
 
 
 @router.get("/bandwidth-needed", response_model=CalcResult,
             summary="Bandwidth needed to meet a TPOT target")
-def bandwidth_needed(request: Request, model: ModelId = None, active_params: Pos = None,
-                     precision: Prec = "fp8",
-                     tpot_ms: Annotated[float, Query(ge=0.001, le=1e6, description="TPOT target in ms.")] = 10.0,
-                     efficiency: Eff = 0.5) -> Response:
+def bandwidth_needed(request: Request, q: Annotated[BandwidthParams, Query()]) -> Response:
     """effective = active bytes ÷ TPOT; peak = effective ÷ efficiency (weights only)."""
-    return _run(request, ci.bandwidth_needed, model_id=model, active_params=active_params,
-                precision=precision, tpot_ms=tpot_ms, efficiency=efficiency)
+    return _run(request, ci.bandwidth_needed, model_id=q.model, active_params=q.active_params,
+                precision=q.precision, tpot_ms=q.tpot_ms, efficiency=q.efficiency)
+
+
+class GridParams(Params):
+    precision: Precision = Field("fp8", description=PRECISION)
+    context: int = Field(8192, ge=0, le=10_000_000, description=CONTEXT)
+    efficiency: float = Field(1.0, ge=0.001, le=1, description=EFFICIENCY)
+    format: Format | None = Field(None, description="json (default) or csv.")
 
 
 @router.get("/grid", summary="The article's table: every hardware × every illustrative shape",
             response_model=ListPage[GridRowPublic])
-def grid(request: Request, precision: Prec = "fp8", context: Context = 8192,
-         efficiency: Eff = 1.0,
-         format: Annotated[Format | None, Query(description="json (default) or csv.")] = None) -> Response:
+def grid(request: Request, q: Annotated[GridParams, Query()]) -> Response:
     """Decode bound per user at batch 1 for each pair, with fits/does-not-fit."""
     with snapshot(request) as (opened, con):
-        key = ("grid", precision, context, efficiency)
+        key = ("grid", q.precision, q.context, q.efficiency)
         rows = opened.cache.get(key)
         if rows is None:  # a snapshot never changes: compute each grid once per snapshot
-            rows = ci.grid(con, precision=precision, context=context, efficiency=efficiency)
+            rows = ci.grid(con, precision=q.precision, context=q.context,
+                           efficiency=q.efficiency)
             if sum(1 for k in opened.cache if k[0] == "grid") < 64:  # bounded per snapshot
                 opened.cache[key] = rows
     cols = list(rows[0]) if rows else ["hardware", "model"]
     mark_cacheable(request)
     return list_response(request, opened, total=len(rows), rows=rows, columns=cols,
-                         limit=max(len(rows), 1), offset=0, fmt=format,
+                         limit=max(len(rows), 1), offset=0, fmt=q.format,
                          max_age=settings_of(request).api_cache_max_age)

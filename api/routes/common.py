@@ -1,18 +1,18 @@
-"""Parameters every list endpoint shares (pagination, sort, columns, format) and the one helper
-that runs a ``ListQuery`` and renders it."""
+"""What every route shares: the snapshot to answer from (and a cursor on it), the one helper
+that runs a ``ListQuery`` and renders it, item rendering, and ``as_of`` parsing."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import Depends, Query, Request
+from fastapi import Request
 from fastapi.responses import Response
 
+from api.params import PageParams
 from api.responses import (
     Format,
     cache_headers,
@@ -27,110 +27,12 @@ from warehouse.exceptions import QueryError
 from warehouse.export import for_parquet
 from warehouse.queries import (
     ListQuery,
-    ResultFilter,
     empty_hint,
     relation_columns,
     run_list,
     run_list_arrow,
 )
 from warehouse.settings import Settings
-from warehouse.vocabulary import (
-    AVAILABILITY,
-    DIVISIONS,
-    OFFERS,
-    OPERATING_SYSTEMS,
-    PRICE_BASES,
-    PRICE_TYPES,
-    SCENARIOS,
-    Evidence,
-)
-
-
-@dataclass
-class Page:
-    """Pagination, sorting, column selection and format of a list request."""
-
-    limit: int
-    offset: int
-    sort: list[str]
-    columns: list[str] | None
-    format: Format | None
-
-
-def page(
-    request: Request,
-    limit: Annotated[int, Query(ge=1, description="Rows per page (at most the server's "
-                                "api_max_limit, 1000 by default).")] = 100,
-    offset: Annotated[int, Query(ge=0, le=1_000_000_000, description="Rows to skip.")] = 0,
-    sort: Annotated[list[str] | None, Query(description="Sort keys, repeatable or "
-                    "comma-separated; '-' for descending, e.g. sort=-ratio.")] = None,
-    columns: Annotated[list[str] | None, Query(description="Columns to return, repeatable or "
-                       "comma-separated (default: all).")] = None,
-    format: Annotated[Format | None, Query(description="json (default), csv, ndjson or "
-                      "parquet; Accept: text/csv etc. works too.")] = None,
-) -> Page:
-    """Parse the shared list parameters; cap the limit with a clear message."""
-    settings: Settings = request.app.state.settings
-    if limit > settings.api_max_limit:
-        raise QueryError(f"limit must be at most {settings.api_max_limit} "
-                         f"(got {limit}); page with offset or the next link", param="limit")
-    return Page(limit=limit, offset=offset, sort=_split(sort) or [],
-                columns=_split(columns), format=format)
-
-
-PageDep = Annotated[Page, Depends(page)]
-
-
-def _split(values: list[str] | None) -> list[str] | None:
-    if not values:
-        return None
-    return [v.strip() for item in values for v in item.split(",") if v.strip()]
-
-
-def comma_list(values: object) -> object:
-    """A typed repeatable parameter's raw values with comma lists split (``rate=5,10`` is
-    ``rate=5&rate=10``), for a ``BeforeValidator``: parsing then checks each item."""
-    if isinstance(values, list):
-        return [v.strip() for item in values
-                for v in (item.split(",") if isinstance(item, str) else [item])]
-    return values
-
-
-def listed(values: list[str] | None) -> list[str]:
-    """A repeatable filter (``model=a&model=b`` or ``model=a,b``) as a list."""
-    return _split(values) or []
-
-
-def accepted_params(dependant) -> set[str]:
-    """The query parameters a route (its dependency tree) takes."""
-    names = {p.alias for p in dependant.query_params}
-    for sub in dependant.dependencies:
-        names |= accepted_params(sub)
-    return names
-
-
-def strict_params(request: Request) -> None:
-    """Every route's guard: a query parameter the route does not take is a 422 naming it and
-    the accepted ones (with the closest, when one is close), never silently ignored."""
-    route = request.scope.get("route")
-    dependant = getattr(route, "dependant", None)
-    if dependant is None or not request.query_params or not getattr(route, "include_in_schema",
-                                                                        True):
-        return  # the explorer page keeps its own state in the query string
-    accepted = getattr(route, "_accepted_params", None)
-    if accepted is None:  # once per route: its parameters never change
-        accepted = accepted_params(dependant)
-        route._accepted_params = accepted  # type: ignore[union-attr]
-    unknown = [k for k in dict.fromkeys(request.query_params.keys()) if k not in accepted]
-    if unknown:
-        import difflib
-
-        name = unknown[0]
-        close = difflib.get_close_matches(name, sorted(accepted), n=1, cutoff=0.6) or sorted(
-            (a for a in accepted if name.startswith(a) or a.startswith(name)), key=len)[-1:]
-        raise QueryError(f"unknown parameter {name!r}" + (f" (did you mean {close[0]!r}?)"
-                                                         if close else "")
-                         + f"; accepted: {', '.join(sorted(accepted)) or 'none'}", param=name)
 
 
 def reader(request: Request) -> SnapshotReader:
@@ -151,10 +53,12 @@ def settings_of(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def render_list(request: Request, q: ListQuery, p: Page, at: datetime | None = None) -> Response:
-    """Run a list query on the current snapshot (or the one current at ``at``) and render it
-    in the requested format. Its answer depends on the snapshot and the request alone, so the
-    response cache may keep it."""
+def render_list(request: Request, q: ListQuery, params: PageParams,
+                at: datetime | None = None) -> Response:
+    """Run a list query on the current snapshot (or the one current at ``at``) with the page
+    ``params`` ask for, and render it in the requested format. Its answer depends on the
+    snapshot and the request alone, so the response cache may keep it."""
+    p = params.page(settings_of(request).api_max_limit)
     mark_cacheable(request)
     q.limit, q.offset, q.columns = p.limit, p.offset, p.columns
     q.sort = p.sort or q.sort  # a query may have a default order
@@ -235,65 +139,3 @@ def parse_as_of(value: str | None) -> datetime | None:
     if not AS_OF_RANGE[0] <= moment <= AS_OF_RANGE[1] + timedelta(days=1):
         raise QueryError(accepted, param="as_of")
     return moment
-
-
-def check_choice(name: str, values: list[str], allowed: tuple[str, ...] | list[str]) -> list[str]:
-    """Normalise values against a closed vocabulary set (case-insensitive); 422 naming the
-    accepted ones."""
-    by_key = {v.lower(): v for v in allowed}
-    out = []
-    for v in values:
-        key = v.strip().lower()
-        if key not in by_key:
-            raise QueryError(f"{name}: {v!r} is not one of {', '.join(sorted(allowed))}",
-                             param=name)
-        out.append(by_key[key])
-    return out
-
-
-# The closed sets API parameters accept: the vocabulary's, nothing spelled here.
-CHOICES: dict[str, tuple[str, ...]] = {
-    "division": DIVISIONS, "availability": AVAILABILITY, "scenario": SCENARIOS,
-    "offer": OFFERS, "os": OPERATING_SYSTEMS, "type": PRICE_TYPES, "basis": PRICE_BASES,
-    "evidence": tuple(e.value for e in Evidence),
-}
-
-
-def choice(name: str, values: list[str] | None) -> list[str]:
-    """A repeatable parameter checked against its vocabulary set (``CHOICES[name]``)."""
-    return check_choice(name, listed(values), CHOICES[name])
-
-
-AsOfSnapshot = Annotated[str | None, Query(
-    description="Answer from the snapshot that was current at this date (YYYY-MM-DD, end of day "
-                "UTC) or timestamp; default: the current one.")]
-
-
-def buyer_choice(name: str, values: list[str] | None, default: str) -> list[str]:
-    """A division/availability filter of a route that ranks systems: ``default`` (what a buyer
-    can get) when absent, everything for ``all``."""
-    given = listed(values)
-    if not given:
-        return [default]
-    if any(v.strip().lower() == "all" for v in given):
-        return []
-    return check_choice(name, given, CHOICES[name])
-
-
-def result_filters(round, division, organization, model, accelerator, availability,
-                   scenario=None) -> ResultFilter:
-    """The filters every route over MLPerf results shares, checked against the vocabulary."""
-    return ResultFilter(
-        round=listed(round), division=choice("division", division),
-        organization=listed(organization), model=listed(model), accelerator=listed(accelerator),
-        availability=choice("availability", availability), scenario=choice("scenario", scenario))
-
-
-def ranked_filters(round, division, organization, model, accelerator, availability,
-                   scenario=None) -> ResultFilter:
-    """``result_filters`` for a route that ranks systems: division and availability default to
-    what a buyer can get (closed, available); ``all`` selects every system."""
-    f = result_filters(round, None, organization, model, accelerator, None, scenario)
-    f.division = buyer_choice("division", division, "closed")
-    f.availability = buyer_choice("availability", availability, "available")
-    return f

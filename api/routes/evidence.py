@@ -6,18 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import Response
+from pydantic import Field
 
-from api.routes.common import (
-    AsOfSnapshot,
-    PageDep,
-    check_choice,
-    choice,
-    listed,
-    parse_as_of,
-    render_item,
-    render_list,
-    snapshot,
-)
+from api.params import AS_OF, NoQuery, PageParams, check_choice, choice, listed
+from api.routes.common import parse_as_of, render_item, render_list, snapshot
 from warehouse import queries
 from warehouse.public import (
     BenchmarkRulePublic,
@@ -32,26 +24,29 @@ from warehouse.vocabulary import LATENCY_SCENARIOS
 router = APIRouter(prefix="/v1", tags=["evidence"])
 
 
+class ClaimParams(PageParams):
+    vendor: list[str] | None = Field(None, description="Vendor, e.g. Cerebras.")
+    evidence: list[str] | None = Field(None, description="Evidence label, e.g. vendor_claim.")
+    metric: list[str] | None = Field(None, description="Metric, e.g. "
+                                     "output_tokens_per_s_per_user.")
+    model: list[str] | None = Field(None, description="Model the figure is about.")
+    product: str | None = Field(None, description="Substring of the product name.")
+    as_of: str | None = Field(None, description=AS_OF)
+
+
 @router.get("/claims", summary="Dated vendor claims, projections and reported figures",
             response_model=ListPage[ClaimPublic])
-def list_claims(
-    request: Request, p: PageDep,
-    vendor: Annotated[list[str] | None, Query(description="Vendor, e.g. Cerebras.")] = None,
-    evidence: Annotated[list[str] | None, Query(description="Evidence label, e.g. vendor_claim.")] = None,
-    metric: Annotated[list[str] | None, Query(description="Metric, e.g. output_tokens_per_s_per_user.")] = None,
-    model: Annotated[list[str] | None, Query(description="Model the figure is about.")] = None,
-    product: Annotated[str | None, Query(description="Substring of the product name.")] = None,
-    as_of: AsOfSnapshot = None,
-) -> Response:
+def list_claims(request: Request, q: Annotated[ClaimParams, Query()]) -> Response:
     """Every curated claim with its evidence label, dates, source URL and quote."""
     return render_list(request, queries.claims_query(
-        vendor=listed(vendor), evidence=choice("evidence", evidence), metric=listed(metric),
-        model=listed(model), product=product), p, parse_as_of(as_of))
+        vendor=listed(q.vendor), evidence=choice("evidence", q.evidence), metric=listed(q.metric),
+        model=listed(q.model), product=q.product), q, parse_as_of(q.as_of))
 
 
 @router.get("/claims/{claim_id}", summary="One claim, its source file snapshot and its history",
             response_model=ClaimItem, responses={404: {"description": "Unknown claim id."}})
-def get_claim(request: Request, claim_id: Annotated[str, Path(description="Claim id.")]) -> Response:
+def get_claim(request: Request, claim_id: Annotated[str, Path(description="Claim id.")],
+              _: NoQuery) -> Response:
     """One claim, the curated file snapshot it was read from, and its earlier versions (a
     withdrawn claim answers with ``row: null`` and its history)."""
     with snapshot(request) as (opened, con):
@@ -61,42 +56,46 @@ def get_claim(request: Request, claim_id: Annotated[str, Path(description="Claim
     return render_item(request, opened, detail)
 
 
+class HardwareParams(PageParams):
+    hardware: list[str] | None = Field(None, description="Hardware id, e.g. nvidia-h100-sxm.")
+    vendor: list[str] | None = Field(None, description="Vendor.")
+    metric: list[str] | None = Field(None, description="Metric, e.g. memory_bandwidth.")
+    kind: list[str] | None = Field(None, description="accelerator, system or rack.")
+
+
 @router.get("/hardware", summary="Hardware peak figures (vendor specs), one metric per row",
             response_model=ListPage[HardwareCatalogPublic])
-def list_hardware(
-    request: Request, p: PageDep,
-    hardware: Annotated[list[str] | None, Query(description="Hardware id, e.g. nvidia-h100-sxm.")] = None,
-    vendor: Annotated[list[str] | None, Query(description="Vendor.")] = None,
-    metric: Annotated[list[str] | None, Query(description="Metric, e.g. memory_bandwidth.")] = None,
-    kind: Annotated[list[str] | None, Query(description="accelerator, system or rack.")] = None,
-) -> Response:
+def list_hardware(request: Request, q: Annotated[HardwareParams, Query()]) -> Response:
     """Specs in SI units (bytes, bytes/s, FLOP/s) with their source and check date."""
     return render_list(request, queries.hardware_query(
-        hardware=listed(hardware), vendor=listed(vendor), metric=listed(metric),
-        kind=listed(kind)), p)
+        hardware=listed(q.hardware), vendor=listed(q.vendor), metric=listed(q.metric),
+        kind=listed(q.kind)), q)
+
+
+class ModelParams(PageParams):
+    illustrative: bool | None = Field(None, description="Only the article's illustrative "
+                                      "shapes (true) or only real models (false).")
 
 
 @router.get("/models", summary="Model shapes used by the calculators",
             response_model=ListPage[ModelShapePublic])
-def list_models(
-    request: Request, p: PageDep,
-    illustrative: Annotated[bool | None, Query(description="Only the article's illustrative "
-                                               "shapes (true) or only real models (false).")] = None,
-) -> Response:
+def list_models(request: Request, q: Annotated[ModelParams, Query()]) -> Response:
     """Parameters, active parameters, layers, KV heads, head dim; empty where unknown."""
-    return render_list(request, queries.models_query(illustrative=illustrative), p)
+    return render_list(request, queries.models_query(illustrative=q.illustrative), q)
+
+
+class RuleParams(PageParams):
+    model: list[str] | None = Field(None, description="Benchmark model, e.g. llama2-70b.")
+    scenario: list[str] | None = Field(None, description="Server or Interactive.")
+    current: bool = Field(True, description="Only the latest rules document (false: every "
+                          "version ever fetched).")
 
 
 @router.get("/rules", summary="MLPerf TTFT/TPOT limits per benchmark, from the rules document",
             response_model=ListPage[BenchmarkRulePublic])
-def list_rules(
-    request: Request, p: PageDep,
-    model: Annotated[list[str] | None, Query(description="Benchmark model, e.g. llama2-70b.")] = None,
-    scenario: Annotated[list[str] | None, Query(description="Server or Interactive.")] = None,
-    current: Annotated[bool, Query(description="Only the latest rules document (false: every "
-                                   "version ever fetched).")] = True,
-) -> Response:
+def list_rules(request: Request, q: Annotated[RuleParams, Query()]) -> Response:
     """Limits with the document line they were read from and the document's sha256."""
     return render_list(request, queries.rules_query(
-        model=listed(model), scenario=check_choice("scenario", listed(scenario), LATENCY_SCENARIOS),
-        current=current), p)
+        model=listed(q.model),
+        scenario=check_choice("scenario", listed(q.scenario), LATENCY_SCENARIOS),
+        current=q.current), q)

@@ -6,8 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
+from pydantic import Field
 
-from api.routes.common import PageDep, listed, reader, render_item, render_list, snapshot
+from api.params import NoQuery, PageParams, Params, listed
+from api.routes.common import reader, render_item, render_list, snapshot
 from warehouse import health, queries
 from warehouse.exceptions import PerfledgerError
 from warehouse.public import (
@@ -29,20 +31,24 @@ def _runs(request: Request) -> list[dict]:
     return Layout(request.app.state.settings.data_path).read_runs()
 
 
+class SourceParams(PageParams):
+    source: list[str] | None = Field(None, description="Source name: mlperf, mlperf_rules, "
+                                     "azure_prices, curated.")
+
+
 @router.get("/v1/sources", summary="Source snapshots: every fetched body, with its sha256",
             response_model=ListPage[SourceSnapshotPublic])
-def list_sources(request: Request, p: PageDep,
-                 source: Annotated[list[str] | None, Query(description="Source name: mlperf, "
-                                   "mlperf_rules, azure_prices, curated.")] = None) -> Response:
+def list_sources(request: Request, q: Annotated[SourceParams, Query()]) -> Response:
     """Every source snapshot (raw bytes kept under their sha256)."""
-    return render_list(request, queries.sources_query(source=listed(source)), p)
+    return render_list(request, queries.sources_query(source=listed(q.source)), q)
 
 
 @router.get("/v1/sources/{snapshot_id}", summary="One source snapshot and the rows parsed from it",
             response_model=SourceItem,
             responses={404: {"description": "Unknown source snapshot id."}})
 def get_source(request: Request, snapshot_id: Annotated[str, Path(
-        description="source_snapshot id, as in a row's source_snapshot_id.")]) -> Response:
+        description="source_snapshot id, as in a row's source_snapshot_id.")],
+               _: NoQuery) -> Response:
     """Where the bytes came from, when, their sha256, and how many rows each table took."""
     with snapshot(request) as (opened, con):
         row = queries.source_snapshot(con, snapshot_id)
@@ -51,14 +57,17 @@ def get_source(request: Request, snapshot_id: Annotated[str, Path(
     return render_item(request, opened, {"row": row})
 
 
+class RefreshParams(Params):
+    limit: int = Field(50, ge=1, le=1000, description="Runs to return.")
+    status: list[str] | None = Field(None, description="published, unchanged, partial, failed "
+                                     "or rejected.")
+
+
 @router.get("/v1/refreshes", summary="Refresh history, newest first (published or not)",
             response_model=Refreshes)
-def list_refreshes(request: Request,
-                   limit: Annotated[int, Query(ge=1, le=1000, description="Runs to return.")] = 50,
-                   status: Annotated[list[str] | None, Query(description="published, unchanged, "
-                                     "partial, failed or rejected.")] = None) -> Response:
+def list_refreshes(request: Request, q: Annotated[RefreshParams, Query()]) -> Response:
     """Every refresh run with its per-source outcome and message."""
-    payload = health.refreshes(_runs(request), listed(status), limit)
+    payload = health.refreshes(_runs(request), listed(q.status), q.limit)
     for row in payload["rows"]:
         row["links"] = {"validation": f"/v1/refreshes/{row['id']}/validation"}
     return render_item(request, reader(request).get(), payload)
@@ -68,7 +77,7 @@ def list_refreshes(request: Request,
             response_model=RefreshValidation,
             responses={404: {"description": "Unknown refresh id."}})
 def refresh_validation(request: Request, run_id: Annotated[str, Path(
-        description="Refresh id from /v1/refreshes.")]) -> Response:
+        description="Refresh id from /v1/refreshes.")], _: NoQuery) -> Response:
     """Each expectation of the run: severity, success, offending row count and a sample."""
     payload = health.refresh_validation(_runs(request), run_id)
     if payload is None:
@@ -78,7 +87,7 @@ def refresh_validation(request: Request, run_id: Annotated[str, Path(
 
 @router.get("/healthz", summary="Current snapshot, per-source freshness, validation summary",
             response_model=Health)
-def healthz(request: Request) -> Response:
+def healthz(request: Request, _: NoQuery) -> Response:
     """Which snapshot is served, when it was published, which sources are stale and why."""
     with snapshot(request) as (opened, con):
         validation = queries.validation_results(con)
@@ -89,7 +98,7 @@ def healthz(request: Request) -> Response:
 @router.get("/readyz", summary="Readiness: 200 while a published snapshot can be served, else 503",
             response_model=Ready, responses={503: {"model": Ready,
                                                    "description": "Nothing can be served yet."}})
-def readyz(request: Request) -> Response:
+def readyz(request: Request, _: NoQuery) -> Response:
     """For a readiness probe: 503 only when no published snapshot can be served (before the
     first publish, or when the current one cannot be opened). Use /healthz for liveness and for
     freshness: it answers 200 whenever the process is up, with status ok, degraded or empty."""
@@ -108,7 +117,7 @@ def readyz(request: Request) -> Response:
 
 @router.get("/v1/meta", summary="Values for dashboard drop-downs, in one call", tags=["meta"],
             response_model=Meta)
-def meta(request: Request) -> Response:
+def meta(request: Request, _: NoQuery) -> Response:
     """Rounds, models, organizations, scenarios, accelerators, regions and evidence labels."""
     with snapshot(request) as (opened, con):
         payload = queries.meta(con)

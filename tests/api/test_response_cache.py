@@ -133,7 +133,8 @@ def _direct(snapshot, url: str) -> tuple[int, list[tuple]]:
 
     import duckdb
 
-    from api.routes.common import parse_as_of, ranked_filters
+    from api.params import RankedParams
+    from api.routes.common import parse_as_of
     from warehouse.queries import costs_query, run_list
 
     params: dict[str, list[str]] = {}
@@ -141,9 +142,9 @@ def _direct(snapshot, url: str) -> tuple[int, list[tuple]]:
         k, v = part.split("=")
         params.setdefault(k, []).extend(v.split(","))
     one = {k: v[0] for k, v in params.items()}
-    f = ranked_filters(params.get("round"), params.get("division"), params.get("organization"),
-                       params.get("model"), params.get("accelerator"),
-                       params.get("availability"), params.get("scenario"))
+    f = RankedParams(**{k: params.get(k) for k in ("round", "division", "organization", "model",
+                                                    "accelerator", "availability", "scenario")}
+                     ).filters()
     query = costs_query(f, bases=params.get("basis", ["list_price", "assumed"]),
                         rates=[float(r) for r in params.get("rate", ["5", "10", "15"])],
                         region=one.get("region", "eastus2"), offer=one.get("offer", "on_demand"),

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from api.routes.common import CHOICES
+from api.params import CHOICES
 from ingest.azure_prices import suite as price_suite
 from ingest.azure_prices.parse import parse as parse_prices
 from ingest.curated.files import ClaimEntry, ModelEntry, Spec

@@ -1,0 +1,186 @@
+"""Query parameters as Pydantic models, one per route family (FastAPI's query parameter
+models). Every model forbids extra fields, so a parameter a route does not take is FastAPI's
+own 422, which ``api.errors`` words with the accepted names and the closest one.
+
+Repeatable filters accept ``a=x&a=y`` and ``a=x,y`` alike (``listed``); values from a closed
+vocabulary are checked case-insensitively (``choice``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Query
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from api.responses import Format
+from warehouse.exceptions import QueryError
+from warehouse.queries import ResultFilter
+from warehouse.vocabulary import (
+    AVAILABILITY,
+    DIVISIONS,
+    OFFERS,
+    OPERATING_SYSTEMS,
+    PRICE_BASES,
+    PRICE_TYPES,
+    SCENARIOS,
+    Evidence,
+)
+
+
+class Params(BaseModel):
+    """A route's query parameters: nothing else is accepted."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class NoParams(Params):
+    """A route that takes no query parameter (any one is refused)."""
+
+
+NoQuery = Annotated[NoParams, Query()]
+
+
+def _split(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def listed(values: list[str] | None) -> list[str]:
+    """A repeatable filter (``model=a&model=b`` or ``model=a,b``) as a list."""
+    return _split(values) or []
+
+
+def comma_list(values: object) -> object:
+    """A typed repeatable parameter's raw values with comma lists split (``rate=5,10`` is
+    ``rate=5&rate=10``), for a ``BeforeValidator``: parsing then checks each item."""
+    if isinstance(values, list):
+        return [v.strip() for item in values
+                for v in (item.split(",") if isinstance(item, str) else [item])]
+    return values
+
+
+Numbers = Annotated[list[float] | None, BeforeValidator(comma_list)]
+Integers = Annotated[list[int] | None, BeforeValidator(comma_list)]
+
+
+def check_choice(name: str, values: list[str], allowed: tuple[str, ...] | list[str]) -> list[str]:
+    """Normalise values against a closed vocabulary set (case-insensitive); 422 naming the
+    accepted ones."""
+    by_key = {v.lower(): v for v in allowed}
+    out = []
+    for v in values:
+        key = v.strip().lower()
+        if key not in by_key:
+            raise QueryError(f"{name}: {v!r} is not one of {', '.join(sorted(allowed))}",
+                             param=name)
+        out.append(by_key[key])
+    return out
+
+
+# The closed sets API parameters accept: the vocabulary's, nothing spelled here.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "division": DIVISIONS, "availability": AVAILABILITY, "scenario": SCENARIOS,
+    "offer": OFFERS, "os": OPERATING_SYSTEMS, "type": PRICE_TYPES, "basis": PRICE_BASES,
+    "evidence": tuple(e.value for e in Evidence),
+}
+
+
+def choice(name: str, values: list[str] | None) -> list[str]:
+    """A repeatable parameter checked against its vocabulary set (``CHOICES[name]``)."""
+    return check_choice(name, listed(values), CHOICES[name])
+
+
+def buyer_choice(name: str, values: list[str] | None, default: str) -> list[str]:
+    """A division/availability filter of a route that ranks systems: ``default`` (what a buyer
+    can get) when absent, everything for ``all``."""
+    given = listed(values)
+    if not given:
+        return [default]
+    if any(v.strip().lower() == "all" for v in given):
+        return []
+    return check_choice(name, given, CHOICES[name])
+
+
+@dataclass
+class Page:
+    """Pagination, sorting, column selection and format of a list request."""
+
+    limit: int
+    offset: int
+    sort: list[str]
+    columns: list[str] | None
+    format: Format | None
+
+
+class PageParams(Params):
+    """Pagination, sort, columns and format: every list route takes these."""
+
+    limit: int = Field(100, ge=1, description="Rows per page (at most the server's "
+                       "api_max_limit, 1000 by default).")
+    offset: int = Field(0, ge=0, le=1_000_000_000, description="Rows to skip.")
+    sort: list[str] | None = Field(None, description="Sort keys, repeatable or comma-separated; "
+                                   "'-' for descending, e.g. sort=-ratio.")
+    columns: list[str] | None = Field(None, description="Columns to return, repeatable or "
+                                      "comma-separated (default: all).")
+    format: Format | None = Field(None, description="json (default), csv, ndjson or parquet; "
+                                  "Accept: text/csv etc. works too.")
+
+    def page(self, max_limit: int) -> Page:
+        """The page asked for; a limit over ``max_limit`` is a 422 saying how to page."""
+        if self.limit > max_limit:
+            raise QueryError(f"limit must be at most {max_limit} (got {self.limit}); page with "
+                             "offset or the next link", param="limit")
+        return Page(limit=self.limit, offset=self.offset, sort=_split(self.sort) or [],
+                    columns=_split(self.columns), format=self.format)
+
+
+AS_OF = ("Answer from the snapshot that was current at this date (YYYY-MM-DD, end of day UTC) "
+         "or timestamp; default: the current one.")
+PRICES_AS_OF = ("Prices in effect at this date (YYYY-MM-DD, end of day UTC) or timestamp; "
+                "default: the current list.")
+
+
+class ResultParams(PageParams):
+    """The filters every route over MLPerf results shares."""
+
+    round: list[str] | None = Field(None, description="MLPerf round, e.g. v6.1 (6.1 and V6.1 "
+                                    "are the same).")
+    division: list[str] | None = Field(None, description="closed or open.")
+    organization: list[str] | None = Field(None, description="Submitter, e.g. NVIDIA.")
+    model: list[str] | None = Field(None, description="Model id or family, e.g. deepseek-r1, "
+                                    "llama2-70b (both accuracy targets) or llama2-70b-99 "
+                                    "(llama3_1-8b and llama3.1-8b are the same).")
+    accelerator: list[str] | None = Field(None, description=(
+        "Accelerator: an id (amd-mi355x, see /v1/accelerators), a published spelling or a short "
+        "name (H200, MI355X, B200); an ambiguous short name (H100) is a 422 listing the ids."))
+    availability: list[str] | None = Field(None, description="available, preview or rdi.")
+    scenario: list[str] | None = Field(None, description="Offline, Server, Interactive, "
+                                       "SingleStream or MultiStream (any case).")
+
+    def filters(self) -> ResultFilter:
+        """The filters, checked against the vocabulary."""
+        return ResultFilter(
+            round=listed(self.round), division=choice("division", self.division),
+            organization=listed(self.organization), model=listed(self.model),
+            accelerator=listed(self.accelerator),
+            availability=choice("availability", self.availability),
+            scenario=choice("scenario", self.scenario))
+
+
+class RankedParams(ResultParams):
+    """The result filters of a route that ranks systems: division and availability default to
+    what a buyer can get (closed, available); ``all`` selects every system."""
+
+    division: list[str] | None = Field(None, description="closed (default) or open; all for "
+                                       "both.")
+    availability: list[str] | None = Field(None, description="available (default), preview or "
+                                           "rdi; all for every system.")
+
+    def filters(self) -> ResultFilter:
+        f = ResultParams.filters(self.model_copy(update={"division": None,
+                                                          "availability": None}))
+        f.division = buyer_choice("division", self.division, "closed")
+        f.availability = buyer_choice("availability", self.availability, "available")
+        return f
