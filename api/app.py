@@ -14,6 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import GZipMiddleware
 
 from api import errors
+from api.middleware import RequestGuard, SecurityHeaders
 from api.responses import HeadAsGet, ResponseCache
 from api.routes import calc, derived, evidence, explorer, prices, provenance, results
 from api.snapshot import SnapshotReader
@@ -50,6 +51,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(CORSMiddleware, allow_origins=settings.api_cors_origins,
                            allow_methods=["GET", "HEAD"], allow_headers=["*"],
                            expose_headers=["ETag", "X-Total-Count", "X-Snapshot-Id", "Link"])
+    app.add_middleware(RequestGuard)
+    app.add_middleware(SecurityHeaders)
     # The one response cache, outermost: a repeated request is replayed before anything else
     app.add_middleware(ResponseCache, reader=app.state.reader,
                        max_bytes=settings.api_response_cache_mb * 2**20)

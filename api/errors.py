@@ -18,7 +18,7 @@ from warehouse.exceptions import PerfledgerError, QueryError, SnapshotError
 log = logging.getLogger("perfledger.api")
 
 CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed",
-         406: "not_acceptable", 422: "invalid_parameter", 500: "internal_error",
+         406: "not_acceptable", 414: "uri_too_long", 422: "invalid_parameter", 500: "internal_error",
          503: "unavailable"}
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Query
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from api.responses import Format
 from warehouse.exceptions import QueryError
@@ -27,11 +27,37 @@ from warehouse.vocabulary import (
     Evidence,
 )
 
+# Values one repeatable parameter may carry (after splitting commas and dropping repeats):
+# enough for any dashboard, and a bound on what one request makes a worker build.
+MAX_VALUES = 50
+# Tighter where each value multiplies the rows computed (every rate is a set of cost rows).
+VALUE_CAPS = {"rate": 10}
+
 
 class Params(BaseModel):
-    """A route's query parameters: nothing else is accepted."""
+    """A route's query parameters: nothing else is accepted. A repeatable parameter's values
+    (``a=x&a=y`` or ``a=x,y``) are split on commas, stripped, repeats dropped (first kept) and
+    counted: more than ``MAX_VALUES`` (``VALUE_CAPS`` for some) is a 422 naming the cap."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded_lists(cls, data: object) -> object:
+        if not isinstance(data, dict):
+            return data
+        out = dict(data)
+        for name, value in data.items():
+            if not isinstance(value, list):
+                continue
+            items = list(dict.fromkeys(v.strip() for item in value
+                                       for v in str(item).split(",") if v.strip()))
+            cap = VALUE_CAPS.get(name, MAX_VALUES)
+            if len(items) > cap:
+                raise QueryError(f"{name}: at most {cap} values in one request (got "
+                                 f"{len(items)}); ask in several", param=name)
+            out[name] = items
+        return out
 
 
 class NoParams(Params):
@@ -52,17 +78,8 @@ def listed(values: list[str] | None) -> list[str]:
     return _split(values) or []
 
 
-def comma_list(values: object) -> object:
-    """A typed repeatable parameter's raw values with comma lists split (``rate=5,10`` is
-    ``rate=5&rate=10``), for a ``BeforeValidator``: parsing then checks each item."""
-    if isinstance(values, list):
-        return [v.strip() for item in values
-                for v in (item.split(",") if isinstance(item, str) else [item])]
-    return values
-
-
-Numbers = Annotated[list[float] | None, BeforeValidator(comma_list)]
-Integers = Annotated[list[int] | None, BeforeValidator(comma_list)]
+Numbers = list[float] | None
+Integers = list[int] | None
 
 
 def check_choice(name: str, values: list[str], allowed: tuple[str, ...] | list[str]) -> list[str]:
@@ -112,6 +129,7 @@ class Page:
     sort: list[str]
     columns: list[str] | None
     format: Format | None
+    csv_escape: bool = True
 
 
 class PageParams(Params):
@@ -126,6 +144,9 @@ class PageParams(Params):
                                       "comma-separated (default: all).")
     format: Format | None = Field(None, description="json (default), csv, ndjson or parquet; "
                                   "Accept: text/csv etc. works too.")
+    csv_raw: bool = Field(False, description="CSV: text cells as they are. By default a text "
+                          "starting with = + - @, tab or CR gets a leading apostrophe, so a "
+                          "spreadsheet shows it as text instead of running it as a formula.")
 
     def page(self, max_limit: int) -> Page:
         """The page asked for; a limit over ``max_limit`` is a 422 saying how to page."""
@@ -133,7 +154,8 @@ class PageParams(Params):
             raise QueryError(f"limit must be at most {max_limit} (got {self.limit}); page with "
                              "offset or the next link", param="limit")
         return Page(limit=self.limit, offset=self.offset, sort=_split(self.sort) or [],
-                    columns=_split(self.columns), format=self.format)
+                    columns=_split(self.columns), format=self.format,
+                    csv_escape=not self.csv_raw)
 
 
 AS_OF = ("Answer from the snapshot that was current at this date (YYYY-MM-DD, end of day UTC) "

@@ -143,12 +143,26 @@ def not_modified(request: Request, headers: dict[str, str]) -> Response | None:
     return None
 
 
-def _csv_stream(rows: list[dict], columns: list[str]) -> Iterator[str]:
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # OWASP "CSV Injection"
+
+
+def _cell(value: object, escape: bool) -> object:
+    """A CSV cell: empty for NULL; a text that a spreadsheet would run as a formula gets a
+    leading apostrophe (shown as text) when ``escape``; numbers stay numbers."""
+    if value is None:
+        return ""
+    value = _plain(value)
+    if escape and isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
+def _csv_stream(rows: list[dict], columns: list[str], escape: bool = True) -> Iterator[str]:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(columns)
     for i, row in enumerate(rows):
-        writer.writerow(["" if row.get(c) is None else _plain(row.get(c)) for c in columns])
+        writer.writerow([_cell(row.get(c), escape) for c in columns])
         if i % 500 == 499:
             yield buf.getvalue()
             buf.seek(0)
@@ -276,11 +290,12 @@ class ResponseCache:
 def list_response(request: Request, opened: Opened, *, total: int, rows: list[dict],
                   columns: list[str], limit: int, offset: int, fmt: Format | None,
                   max_age: int, hint: str | None = None, arrow=None,
-                  headers: dict[str, str] | None = None) -> Response:
+                  headers: dict[str, str] | None = None, csv_escape: bool = True) -> Response:
     """The list envelope (with ``hint`` saying why nothing matched, when nothing did), or the
     rows as CSV / NDJSON / Parquet (from ``arrow``, the page as the database typed it, when
     given). ``headers``: this response's ``cache_headers``, when the caller has them and has
-    already answered a revalidation (``not_modified``)."""
+    already answered a revalidation (``not_modified``). ``csv_escape``: CSV text cells that
+    would run as spreadsheet formulas get a leading apostrophe."""
     if headers is None:
         headers = cache_headers(request, opened, max_age)
         cached = not_modified(request, headers)
@@ -295,9 +310,11 @@ def list_response(request: Request, opened: Opened, *, total: int, rows: list[di
     if f is not Format.json:
         headers["X-Total-Count"] = str(total)
     if f is Format.csv and len(rows) > 1000:
-        return StreamingResponse(_csv_stream(rows, columns), media_type=MEDIA[f], headers=headers)
+        return StreamingResponse(_csv_stream(rows, columns, csv_escape), media_type=MEDIA[f],
+                                 headers=headers)
     if f is Format.csv:
-        return Response("".join(_csv_stream(rows, columns)).encode(), media_type=MEDIA[f],
+        return Response("".join(_csv_stream(rows, columns, csv_escape)).encode(),
+                        media_type=MEDIA[f],
                         headers=headers)
     if f is Format.ndjson:
         return Response(b"".join(dumps(r) + b"\n" for r in rows), media_type=MEDIA[f],

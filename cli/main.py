@@ -149,14 +149,17 @@ def serve(
             start_background_refresh(s, parse_interval(refresh_every))
         except PerfledgerError as e:
             _fail(e)
-    # Workers are separate processes that build their own Settings from the environment.
+    from api.server import uvicorn_options
+
+    # Workers are separate processes that build their own Settings from the environment; the
+    # host and port given here are where links in answers point (unless a public URL is set).
     os.environ["PERFLEDGER_DATA_DIR"] = str(s.data_path)
     os.environ["PERFLEDGER_SOURCES"] = str(s.sources.resolve())
-    uvicorn.run("api.app:create_app", factory=True, host=host or s.api_host,
-                port=port or s.api_port, workers=workers or s.api_workers, log_level="info",
-                access_log=s.api_access_log, proxy_headers=True,
-                forwarded_allow_ips=s.api_forwarded_allow_ips,
-                timeout_graceful_shutdown=s.api_shutdown_timeout)
+    os.environ["PERFLEDGER_API_HOST"] = host = host or s.api_host
+    os.environ["PERFLEDGER_API_PORT"] = str(port := port or s.api_port)
+    options = uvicorn_options(s)
+    options["workers"] = workers or s.api_workers
+    uvicorn.run("api.app:create_app", factory=True, host=host, port=port, **options)
 
 
 @app.command()
@@ -226,6 +229,9 @@ def validate(
 def export(
     out: Annotated[Path, typer.Option(help="Directory to write the files and manifest.json to.")],
     format: Annotated[str, typer.Option(help="parquet or csv.")] = "parquet",
+    csv_raw: Annotated[bool, typer.Option(help="CSV: write text cells as they are (by default a "
+                                          "cell starting with = + - @, tab or CR gets a leading "
+                                          "apostrophe so a spreadsheet shows it as text).")] = False,
 ) -> None:
     """Write every table and view of the current snapshot, one file each, with a manifest."""
     from warehouse.export import export as run_export
@@ -235,7 +241,7 @@ def export(
         _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
         return
     try:
-        manifest = run_export(ref, out, format)
+        manifest = run_export(ref, out, format, csv_escape=not csv_raw)
     except PerfledgerError as e:
         _fail(e)
         return

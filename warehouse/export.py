@@ -63,9 +63,33 @@ def _write_parquet(con: duckdb.DuckDBPyConnection, quoted: str, target: Path,
         cur.close()
 
 
-def export(ref: SnapshotRef, out: Path, fmt: str = "parquet") -> dict:
+# A text cell a spreadsheet would run as a formula starts with one of these (OWASP, "CSV
+# Injection"); in CSV such a cell is written with a leading apostrophe, which spreadsheets show
+# as text. Numbers are never touched: only text columns are escaped.
+FORMULA_START = r"^[=+\-@\t\r]"
+
+
+def csv_select(quoted: str, columns: list[dict], escape: bool = True) -> str:
+    """The SELECT a CSV file of ``quoted`` is written from: every text column escaped for
+    spreadsheets (``FORMULA_START``) unless ``escape`` is false."""
+    if not escape:
+        return f"SELECT * FROM {quoted}"  # noqa: S608
+    picked = []
+    for c in columns:
+        name = '"' + c["name"].replace('"', '""') + '"'
+        if c["type"] == "VARCHAR":
+            picked.append(f"CASE WHEN regexp_matches({name}, '{FORMULA_START}') "
+                          f"THEN chr(39) || {name} ELSE {name} END AS {name}")
+        else:
+            picked.append(name)
+    return f"SELECT {', '.join(picked)} FROM {quoted}"  # noqa: S608
+
+
+def export(ref: SnapshotRef, out: Path, fmt: str = "parquet", *,
+           csv_escape: bool = True) -> dict:
     """Write every relation of the snapshot to ``out`` and return the manifest (also written
-    as ``out/manifest.json``)."""
+    as ``out/manifest.json``). CSV text cells that a spreadsheet would run as a formula are
+    written with a leading apostrophe unless ``csv_escape`` is false."""
     if fmt not in ("parquet", "csv"):
         raise ConfigError(f"export format must be parquet or csv, not {fmt!r}")
     out.mkdir(parents=True, exist_ok=True)
@@ -80,8 +104,8 @@ def export(ref: SnapshotRef, out: Path, fmt: str = "parquet") -> dict:
                 _write_parquet(con, quoted, target, rel)
             else:  # COPY takes no bound file name, so the path is quoted
                 literal = "'" + target.as_posix().replace("'", "''") + "'"
-                con.execute(f"COPY (SELECT * FROM {quoted}) TO {literal} "  # noqa: S608
-                            "(FORMAT csv, HEADER true)")
+                select = csv_select(quoted, rel["columns"], csv_escape)
+                con.execute(f"COPY ({select}) TO {literal} (FORMAT csv, HEADER true)")
             files.append({"name": name, "kind": rel["kind"], "file": target.name,
                           "rows": scalar(con, f"SELECT count(*) FROM {quoted}"),  # noqa: S608
                           "sha256": _sha256(target), "comment": rel["comment"],
@@ -92,6 +116,7 @@ def export(ref: SnapshotRef, out: Path, fmt: str = "parquet") -> dict:
         con.close()
     manifest = {"snapshot_id": ref.id, "published_at": ref.published_at.isoformat(),
                 "exported_at": datetime.now(UTC).isoformat(), "format": fmt,
+                "csv_formulas_escaped": fmt == "csv" and csv_escape,
                 "files": files, "sources": sources}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str))
     return manifest

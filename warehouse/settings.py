@@ -52,6 +52,17 @@ class Settings(BaseSettings):
         "closing them (uvicorn's graceful-shutdown timeout).")
     api_access_log: bool = Field(True, description="Log one line per request (uvicorn's access "
                                  "log); off saves about a sixth of the time of a cached request.")
+    api_keep_alive_timeout: int = Field(
+        5, ge=1, le=600, description="Seconds an idle kept-alive connection stays open after a "
+        "response (uvicorn's timeout_keep_alive).")
+    api_header_timeout: float = Field(
+        10.0, gt=0, le=600, description="Seconds a connection may take to send a whole request "
+        "head (request line and headers), from when it opens and from the first byte of each "
+        "request; an idle or half-sent connection is closed after it.")
+    api_limit_concurrency: int | None = Field(
+        None, ge=1, description="Connections and requests one worker takes at once before "
+        "answering 503 (uvicorn's limit_concurrency); unset: 64 below the process's "
+        "file-descriptor limit, and never above it.")
     api_max_limit: int = Field(1000, ge=1, description="Largest page size a list endpoint returns.")
     api_cache_max_age: int = Field(60, ge=0, description="Cache-Control max-age in seconds.")
     api_response_cache_mb: int = Field(

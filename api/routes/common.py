@@ -98,7 +98,7 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
         raise
     return list_response(request, opened, total=total, rows=rows, columns=cols, limit=p.limit,
                          offset=p.offset, fmt=fmt, max_age=max_age, hint=hint, arrow=arrow,
-                         headers=headers)
+                         headers=headers, csv_escape=p.csv_escape)
 
 
 def _advice(hint: str | None, q: ListQuery) -> str | None:

@@ -91,8 +91,10 @@ def healthz(request: Request, _: NoQuery) -> Response:
     """Which snapshot is served, when it was published, which sources are stale and why."""
     with snapshot(request) as (opened, con):
         validation = queries.validation_results(con)
-    return render_item(request, opened, health.health(opened.id, opened.published_at, validation,
-                                                      _runs(request)))
+    response = render_item(request, opened, health.health(opened.id, opened.published_at,
+                                                          validation, _runs(request)))
+    response.headers["Cache-Control"] = "no-store"  # freshness: never from a shared cache
+    return response
 
 
 @router.get("/readyz", summary="Readiness: 200 while a published snapshot can be served, else 503",

@@ -91,7 +91,9 @@ def browser():
 
 
 def ready(page) -> None:
-    page.wait_for_function("document.body.dataset.ready === 'true'", timeout=60_000)
+    # a selector, not a JavaScript predicate: the page's content-security policy refuses eval,
+    # and Playwright's wait_for_function evaluates its predicate with eval
+    page.locator("body[data-ready='true']").wait_for(state="attached", timeout=60_000)
 
 
 def test_explorer_shows_measured_next_to_claimed(site, browser):
