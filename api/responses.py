@@ -24,6 +24,7 @@ from fastapi import Request
 from fastapi.responses import Response, StreamingResponse
 
 from api.snapshot import Opened
+from warehouse.exceptions import SnapshotError
 
 
 class Format(StrEnum):
@@ -243,7 +244,10 @@ class ResponseCache:
                 inm = value
             elif name == b"if-modified-since":
                 return None
-        opened = self.reader.get()
+        try:
+            opened = self.reader.get()
+        except SnapshotError:  # nothing readable: the application answers (503, or health)
+            return None
         if opened.id != self._snapshot:  # a new snapshot: nothing recorded still holds
             self._items, self.bytes = OrderedDict(), 0
             self._snapshot = opened.id

@@ -4,6 +4,7 @@ refresh publishes a new one (checked at most every ``check_interval`` seconds, n
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ from datetime import datetime
 
 import duckdb
 
-from warehouse.exceptions import QueryError
+from warehouse.exceptions import QueryError, SnapshotError
 from warehouse.schema import empty_warehouse
 from warehouse.store import Layout, SnapshotRef
 
@@ -24,6 +25,8 @@ HOT_VIEWS = ("cost_input", "scenario_ratio")
 # Rows of parameterised subqueries (``ListQuery.keep``: cost rows per price basis, rate,
 # region, offer, OS and as_of) kept per snapshot, at most this many rows in all, oldest out.
 KEPT_ROWS = 1_000_000
+
+log = logging.getLogger("perfledger.api")
 
 
 @dataclass
@@ -124,7 +127,10 @@ class SnapshotReader:
     """Holds a read-only connection to the current snapshot and swaps it after a publish.
 
     The previous connection stays open until the next swap, so requests that started on it
-    finish on it; a request never sees a half-published warehouse.
+    finish on it; a request never sees a half-published warehouse. A current snapshot that
+    cannot be opened (truncated, overwritten) is named in ``corrupt`` and the newest readable
+    one is served instead (the one already open, else the newest readable file); with none,
+    data routes answer 503 until a refresh recovers (``Layout.recover_current``).
     """
 
     def __init__(self, layout: Layout, check_interval: float = 1.0) -> None:
@@ -135,13 +141,19 @@ class SnapshotReader:
         self._previous: Opened | None = None
         self._history: dict[str, Opened] = {}
         self._checked = 0.0
+        self.corrupt: dict | None = None  # {"snapshot_id", "reason"} while CURRENT is unreadable
 
     def _open(self, ref: SnapshotRef | None) -> Opened:
         if ref is None:
             return Opened(None, empty_warehouse())
         # One thread per query: API queries are small, and requests already run in parallel.
-        return Opened(ref, duckdb.connect(str(ref.path), read_only=True,
-                                          config={"threads": 1}))
+        con = duckdb.connect(str(ref.path), read_only=True, config={"threads": 1})
+        try:
+            con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()
+        except duckdb.Error:
+            con.close()
+            raise
+        return Opened(ref, con)
 
     def get(self) -> Opened:
         """The snapshot to answer this request from."""
@@ -153,13 +165,36 @@ class SnapshotReader:
             if self._current is not None and now - self._checked < self.check_interval:
                 return self._current
             ref = self.layout.read_current()
-            if self._current is None or (ref and ref.id != self._current.id):
-                opened = self._open(ref)
-                if self._previous is not None:
-                    self._previous.con.close()
-                self._previous, self._current = self._current, opened
+            known_bad = self.corrupt is not None and ref is not None \
+                and ref.id == self.corrupt["snapshot_id"]
+            if not known_bad and (self._current is None or ref is None
+                                  or ref.id != self._current.id):
+                self._swap_to(ref)
             self._checked = now
+            if self._current is None:
+                raise SnapshotError(f"corrupt snapshot {self.corrupt['snapshot_id']} and no "
+                                    "readable one to serve instead; the next refresh rebuilds "
+                                    "it" if self.corrupt else "no snapshot can be opened")
             return self._current
+
+    def _swap_to(self, ref: SnapshotRef | None) -> None:
+        try:
+            opened = self._open(ref)
+            self.corrupt = None
+        except duckdb.Error as e:
+            assert ref is not None  # the empty warehouse is in memory
+            self.corrupt = {"snapshot_id": ref.id, "reason": " ".join(str(e).split())}
+            log.error("snapshot %s cannot be read (%s); serving the last readable one",
+                      ref.id, self.corrupt["reason"])
+            if self._current is not None and self._current.id is not None:
+                return  # keep serving what is open
+            fallback = self.layout.last_readable(skip=ref.id)
+            if fallback is None:
+                return
+            opened = self._open(fallback)
+        if self._previous is not None:
+            self._previous.con.close()
+        self._previous, self._current = self._current, opened
 
     def cursor(self, at: datetime | None = None) -> tuple[Opened, duckdb.DuckDBPyConnection]:
         """The snapshot (current, or the one published at ``at``) and a cursor of its

@@ -163,6 +163,14 @@ def refresh(
         layout.write_run(report.as_dict())  # a kill from here on leaves a visible record
         for p in layout.clean_partials():
             emit("cleanup", f"removed partial file {p.name} left by an interrupted refresh")
+        recovered = layout.recover_current()
+        if recovered:  # the published snapshot cannot be read: build on the last good one
+            note = (f"corrupt snapshot {recovered['corrupt_snapshot']} "
+                    f"({recovered['reason']}) moved to {recovered['quarantined_to']}; "
+                    "rebuilding from " + (f"snapshot {recovered['rebuilt_from']}"
+                                          if recovered["rebuilt_from"] else "the sources"))
+            report.notes.append(note)
+            emit("cleanup", note)
         stage = Staging(layout, report.id, settings.refresh_memory_mb,
                         on_open=lambda: emit("stage", f"staging snapshot {report.id}"))
         try:

@@ -33,22 +33,26 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
 
 
 def health(opened_id: str | None, published_at: datetime | None, validation: list[dict],
-           runs: list[dict]) -> dict:
-    """What ``/healthz`` answers: ``status`` (ok; degraded when a source is stale or the last
-    refresh failed, was rejected or was interrupted; empty before the first publish), the
-    snapshot served, per-source freshness from the run journal (newest first), the last
+           runs: list[dict], corrupt: dict | None = None) -> dict:
+    """What ``/healthz`` answers: ``status`` (ok; degraded when a source is stale, the last
+    refresh failed, was rejected or was interrupted, or the published snapshot cannot be read
+    (``corrupt``: its id and why; an older one is served); empty before the first publish),
+    the snapshot served, per-source freshness from the run journal (newest first), the last
     refresh, and the validation summary of the snapshot."""
     sources = list(source_status(runs).values())
     finished = [r for r in runs if r.get("status") != "running"]
     last_bad = bool(finished) and finished[0]["status"] in ("failed", "rejected", "interrupted")
     if not opened_id:
         status = "empty"
-    elif last_bad or any(s["stale"] for s in sources):
+    elif corrupt or last_bad or any(s["stale"] for s in sources):
         status = "degraded"
     else:
         status = "ok"
     return {
         "status": status,
+        "corrupt": ({"snapshot_id": corrupt["snapshot_id"], "reason": corrupt["reason"],
+                     "message": f"corrupt snapshot {corrupt['snapshot_id']}"}
+                    if corrupt else None),
         "published_at": published_at,
         "sources": sources,
         "last_refresh": ({k: runs[0][k] for k in ("id", "status", "message", "started_at")}

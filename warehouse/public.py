@@ -451,8 +451,12 @@ class Ready(BaseModel):
 
 class Health(BaseModel):
     snapshot_id: str | None
-    status: str = Field(description="ok; degraded when a source is stale or the last refresh "
-                        "failed, was rejected or was interrupted; empty before the first publish.")
+    status: str = Field(description="ok; degraded when a source is stale, the last refresh "
+                        "failed, was rejected or was interrupted, or the published snapshot "
+                        "cannot be read (an older one is served); unavailable when no readable "
+                        "snapshot is left; empty before the first publish.")
+    corrupt: dict[str, Any] | None = Field(None, description="The published snapshot that "
+                                           "cannot be read: snapshot_id, reason, message.")
     published_at: datetime | None
     sources: list[SourceHealth]
     last_refresh: dict[str, Any] | None

@@ -60,6 +60,26 @@ class SnapshotRef:
     published_at: datetime
 
 
+def unreadable(path: Path) -> str | None:
+    """Why DuckDB cannot open the snapshot file at ``path`` and read its catalog (one line),
+    or None when it can. Attached read-only to a connection of its own, so a file the calling
+    process already has open (serve --refresh-every) is checked too."""
+    import duckdb
+
+    if not path.exists():
+        return "the file is missing"
+    con = duckdb.connect()
+    try:
+        con.execute("ATTACH ? AS probe (READ_ONLY)", [str(path)])
+        con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'probe'")
+        con.execute("DETACH probe")
+    except duckdb.Error as e:
+        return " ".join(str(e).split())
+    finally:
+        con.close()
+    return None
+
+
 class Layout:
     """Paths inside one data directory."""
 
@@ -71,6 +91,7 @@ class Layout:
         self.current = self.root / "CURRENT"
         self.lock = self.root / "refresh.lock"
         self.state = self.root / "state"
+        self.quarantine = self.root / "quarantine"
         self._unsynced: set[Path] = set()
 
     def ensure(self) -> None:
@@ -124,6 +145,54 @@ class Layout:
             raise SnapshotError(f"{self.current} is unreadable: {e}") from e
         return SnapshotRef(id=data["id"], path=self.snapshots / data["file"],
                            published_at=datetime.fromisoformat(data["published_at"]))
+
+    def last_readable(self, skip: str | None = None) -> SnapshotRef | None:
+        """The newest snapshot file DuckDB can read (other than the one with id ``skip``),
+        with the time its refresh published it (from the run journal; else the file's)."""
+        published = {r["snapshot_id"]: r["finished_at"] for r in self.read_runs()
+                     if r.get("snapshot_id") and r.get("finished_at")}
+        for path in sorted(self.snapshots.glob("*.duckdb"), reverse=True):  # ids sort by time
+            if path.stem == skip or unreadable(path) is not None:
+                continue
+            when = published.get(path.stem)
+            at = datetime.fromisoformat(when) if when else \
+                datetime.fromtimestamp(path.stat().st_mtime, UTC)
+            return SnapshotRef(id=path.stem, path=path, published_at=at)
+        return None
+
+    def recover_current(self) -> dict | None:
+        """When the published snapshot cannot be read (truncated, overwritten, missing): move
+        it to ``quarantine/``, point CURRENT at the newest readable snapshot (or at nothing,
+        so the next build starts from the sources) and say what was done; None when the
+        current snapshot is fine. Call under the refresh lock."""
+        why: str | None
+        try:
+            current = self.read_current()
+        except SnapshotError as e:  # the pointer itself is damaged
+            current, why = None, str(e)
+        else:
+            if current is None:
+                return None
+            why = unreadable(current.path)
+            if why is None:
+                return None
+        moved = None
+        if current is not None and current.path.exists():
+            self.quarantine.mkdir(parents=True, exist_ok=True)
+            moved = self.quarantine / current.path.name
+            os.replace(current.path, moved)
+        for state in self.state.glob("*.json"):  # facts about the lost snapshot's rows
+            state.unlink(missing_ok=True)
+        good = self.last_readable()
+        if good is None:
+            self.current.unlink(missing_ok=True)
+        else:
+            pointer = {"id": good.id, "file": good.path.name,
+                       "published_at": good.published_at.isoformat()}
+            atomic_write(self.current, json.dumps(pointer).encode())
+        return {"corrupt_snapshot": current.id if current else None, "reason": why,
+                "quarantined_to": str(moved.relative_to(self.root)) if moved else None,
+                "rebuilt_from": good.id if good else None}
 
     def staging_path(self, snapshot_id: str) -> Path:
         """The staging file of a snapshot being built."""

@@ -1,0 +1,100 @@
+"""A published snapshot that cannot be read is survivable: the API names it and serves the last
+readable one (503 on data routes only when none is left), /healthz stays 200 and /readyz says
+whether anything can be served; the next refresh quarantines it, rebuilds on the last good
+snapshot and publishes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from ingest.refresh import refresh
+from tests.conftest import full_sources, make_settings, mount_azure
+
+
+def _second_snapshot(tmp):
+    """Publish a byte copy of the current snapshot under a newer id (as a refresh would), and
+    return (old id, new id, new file)."""
+    var = tmp / "var"
+    pointer = json.loads((var / "CURRENT").read_text())
+    old_id = pointer["id"]
+    new_id = old_id[:8] + "T235959999999Z-ffffff"  # sorts after the first
+    new_file = var / "snapshots" / f"{new_id}.duckdb"
+    shutil.copyfile(var / "snapshots" / pointer["file"], new_file)
+    (var / "CURRENT").write_text(json.dumps({**pointer, "id": new_id, "file": new_file.name}))
+    return old_id, new_id, new_file
+
+
+def _truncate(path):
+    with open(path, "r+b") as f:
+        f.truncate(path.stat().st_size // 2)
+
+
+def _overwrite(path):
+    path.write_bytes(b"not a database " * 1000)
+
+
+@pytest.mark.parametrize("damage", [_truncate, _overwrite], ids=["truncated", "overwritten"])
+def test_a_corrupt_current_snapshot_is_survived_and_rebuilt(full_copy, client_for, server,
+                                                             damage):
+    tmp, _ = full_copy
+    old_id, new_id, new_file = _second_snapshot(tmp)
+    settings = make_settings(tmp, tmp / "sources.toml")
+    serving = client_for(settings)  # a worker that already has the new snapshot open
+    assert serving.get("/v1/results?limit=1").json()["snapshot_id"] == new_id
+    damage(new_file)
+    assert serving.get("/v1/results?limit=1").json()["snapshot_id"] == new_id  # still open
+    serving.app.state.reader.close()  # (DuckDB shares an open file within one process)
+
+    fresh = client_for(settings)  # a worker started after the damage
+    r = fresh.get("/v1/results?limit=1")
+    assert r.status_code == 200 and r.json()["snapshot_id"] == old_id and r.json()["rows"]
+    health = fresh.get("/healthz")
+    assert health.status_code == 200
+    body = health.json()
+    assert body["status"] == "degraded" and body["snapshot_id"] == old_id
+    assert body["corrupt"]["snapshot_id"] == new_id
+    assert body["corrupt"]["message"] == f"corrupt snapshot {new_id}"
+    assert fresh.get("/readyz").status_code == 200
+    fresh.app.state.reader.close()
+
+    # nothing readable left: data routes 503, health 200 and says so, readiness 503
+    _overwrite(tmp / "var" / "snapshots" / f"{old_id}.duckdb")
+    last = client_for(settings)
+    assert last.get("/v1/results?limit=1").status_code == 503
+    health = last.get("/healthz")
+    assert health.status_code == 200
+    assert health.json()["status"] == "unavailable"
+    assert f"corrupt snapshot {new_id}" in health.json()["reason"]
+    assert last.get("/readyz").status_code == 503
+    last.app.state.reader.close()
+
+    # the next refresh quarantines the damaged file and builds anew from the sources
+    mount_azure(server, page_size=4)
+    sources = full_sources(tmp / "sources2.toml", server)
+    report = refresh(make_settings(tmp, sources))
+    assert report.status == "published", report.as_dict()
+    assert any(f"corrupt snapshot {new_id}" in n for n in report.notes)
+    assert (tmp / "var" / "quarantine" / new_file.name).exists()
+    healed = client_for(settings)
+    assert healed.get("/healthz").json()["status"] == "ok"
+    assert healed.get("/healthz").json()["corrupt"] is None
+    assert healed.get("/v1/results?limit=1").json()["total"] == 492
+
+
+def test_a_refresh_rebuilds_on_the_last_good_snapshot(full_copy, client_for, server):
+    tmp, _ = full_copy
+    old_id, new_id, new_file = _second_snapshot(tmp)
+    _truncate(new_file)
+    mount_azure(server, page_size=4)
+    sources = full_sources(tmp / "sources2.toml", server)
+    report = refresh(make_settings(tmp, sources))
+    assert any(f"rebuilding from snapshot {old_id}" in n for n in report.notes)
+    assert report.status in ("published", "unchanged"), report.as_dict()
+    current = json.loads((tmp / "var" / "CURRENT").read_text())["id"]
+    assert current != new_id
+    client = client_for(make_settings(tmp, sources))
+    assert client.get("/healthz").json()["corrupt"] is None
+    assert client.get("/v1/results?limit=1").json()["total"] == 492
