@@ -85,6 +85,11 @@ def _clean(rows: list[dict]) -> list[dict]:
     return [{k: _plain(v) for k, v in r.items()} for r in rows]
 
 
+def encode_row(row: dict, columns: list[str]) -> bytes:
+    """One row as it appears in a JSON envelope (the columns in order)."""
+    return dumps({c: _plain(row.get(c)) for c in columns})
+
+
 def etag_for(request: Request, opened: Opened) -> str:
     """A strong ETag (also the response cache's key) from everything the body depends on: the
     snapshot id, the path, the query as sent (the order of repeated parameters is significant:
@@ -294,12 +299,14 @@ class ResponseCache:
 def list_response(request: Request, opened: Opened, *, total: int, rows: list[dict],
                   columns: list[str], limit: int, offset: int, fmt: Format | None,
                   max_age: int, hint: str | None = None, arrow=None,
-                  headers: dict[str, str] | None = None, csv_escape: bool = True) -> Response:
+                  headers: dict[str, str] | None = None, csv_escape: bool = True,
+                  encoded: list[str] | None = None) -> Response:
     """The list envelope (with ``hint`` saying why nothing matched, when nothing did), or the
     rows as CSV / NDJSON / Parquet (from ``arrow``, the page as the database typed it, when
     given). ``headers``: this response's ``cache_headers``, when the caller has them and has
     already answered a revalidation (``not_modified``). ``csv_escape``: CSV text cells that
-    would run as spreadsheet formulas get a leading apostrophe."""
+    would run as spreadsheet formulas get a leading apostrophe. ``encoded``: the page's rows
+    already as JSON (``encode_row``, from a serving table), for the envelope."""
     if headers is None:
         headers = cache_headers(request, opened, max_age)
         cached = not_modified(request, headers)
@@ -333,8 +340,11 @@ def list_response(request: Request, opened: Opened, *, total: int, rows: list[di
         pq.write_table(table, out)
         return Response(out.getvalue(), media_type=MEDIA[f], headers=headers)
     envelope = {"snapshot_id": opened.id, "total": total, "limit": limit, "offset": offset,
-                "next": nxt, "hint": hint, "rows": _clean(rows)}
-    return Response(dumps(envelope), media_type=MEDIA[Format.json], headers=headers)
+                "next": nxt, "hint": hint, "rows": [] if encoded is not None else _clean(rows)}
+    body = dumps(envelope)
+    if encoded is not None:  # "rows":[] is the envelope's last member
+        body = body[:-2] + ",".join(encoded).encode() + b"]}"
+    return Response(body, media_type=MEDIA[Format.json], headers=headers)
 
 
 def item_response(request: Request, opened: Opened, payload: dict, max_age: int) -> Response:

@@ -26,88 +26,142 @@ HOT_VIEWS = ("cost_input", "scenario_ratio")
 # region, offer, OS and as_of) kept per snapshot, at most this many rows in all, oldest out.
 KEPT_ROWS = 1_000_000
 
+# Where a cursor looks for an unqualified name: this worker's in-memory relations first (the
+# materialised hot views), then the snapshot.
+SEARCH_PATH = "memory.main,snap.main"
+
 log = logging.getLogger("perfledger.api")
 
 
 @dataclass
 class Opened:
-    """An open snapshot: its pointer (None when nothing was published yet) and connection."""
+    """An open snapshot: its pointer (None when nothing was published yet) and connection.
+
+    The connection is DuckDB's own in-memory database with the snapshot file attached
+    read-only as ``snap``. Relations computed once per snapshot live in the in-memory
+    database, which every cursor sees and searches first (``search_path``): the hot views
+    under their own names (so the same SQL reads the materialised rows), kept subquery rows
+    (``kept``) and serving tables (``serving``): a relation's rows with their JSON, encoded
+    once, as a column DuckDB returns.
+    """
 
     ref: SnapshotRef | None
     con: duckdb.DuckDBPyConnection
     cache: dict = field(default_factory=dict)  # figures computed once per (immutable) snapshot
     _local: threading.local = field(default_factory=threading.local)
-    _hot: dict | None = None
-    _hot_lock: threading.Lock = field(default_factory=threading.Lock)
-    _kept: dict = field(default_factory=dict)  # (sql, params) -> (name, Arrow table), in order
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+    _hot: bool = False
+    _kept: dict = field(default_factory=dict)  # (sql, params) -> (name, rows), oldest first
+    _serving: dict = field(default_factory=dict)  # (relation, columns) -> table name
     _names: itertools.count = field(default_factory=itertools.count)
 
-    def hot(self) -> dict:
-        """The hot views of this snapshot as Arrow tables, computed once (from the views'
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A new cursor that reads the in-memory relations first, then the snapshot."""
+        cur = self.con.cursor()
+        cur.execute(f"SET search_path = '{SEARCH_PATH if self.ref else 'memory.main'}'")
+        return cur
+
+    def _ddl(self, sql: str, params: list | None = None) -> None:
+        cur = self.cursor()
+        try:
+            cur.execute(sql, params or [])
+        finally:
+            cur.close()
+
+    def materialise_hot(self) -> None:
+        """The hot views of this snapshot as in-memory tables, computed once (from the views'
         definitions in ``warehouse.derived``, so a snapshot published before a view existed
         has it too)."""
-        if self._hot is None:
-            with self._hot_lock:
-                if self._hot is None:
-                    from warehouse import derived
+        if self._hot or self.ref is None:  # the empty warehouse: nothing worth computing
+            return
+        with self._lock:
+            if not self._hot:
+                from warehouse import derived
 
-                    cur = self.con.cursor()
-                    try:
-                        self._hot = {name: cur.sql(derived.VIEWS[name][0]).to_arrow_table()
-                                     for name in HOT_VIEWS}
-                    finally:
-                        cur.close()
-        return self._hot
+                for name in HOT_VIEWS:
+                    self._ddl(f"CREATE OR REPLACE TABLE memory.main.{name} AS "  # noqa: S608
+                              f"{derived.VIEWS[name][0]}")
+                self._hot = True
 
     def local_cursor(self) -> duckdb.DuckDBPyConnection:
-        """This thread's cursor on the snapshot (kept for the thread's next request), with the
-        hot views registered. The caller must not close it; after a failure it calls
-        ``drop_local_cursor`` so the next request starts on a fresh one."""
+        """This thread's cursor on the snapshot (kept for the thread's next request). The
+        caller must not close it; after a failure it calls ``drop_local_cursor`` so the next
+        request starts on a fresh one."""
         cur = getattr(self._local, "cursor", None)
         if cur is None:
-            cur = self.con.cursor()
-            for name, table in self.hot().items():
-                cur.register(name, table)
-            self._local.cursor = cur
-            self._local.kept = {}
-        registered: dict = self._local.kept
-        live = dict(self._kept.values())
-        for old in [n for n in registered if n not in live]:  # evicted: let its rows go
-            cur.unregister(old)
-            del registered[old]
-        for name, table in live.items():  # kept rows read by name, as relations
-            if name not in registered:
-                cur.register(name, table)
-                registered[name] = True
+            self.materialise_hot()
+            cur = self._local.cursor = self.cursor()
         return cur
 
     def kept(self, sql: str, params: list) -> tuple[str, frozenset[str]]:
         """The rows of a parameterised subquery (``ListQuery.keep``), computed once per
-        snapshot and parameters: the name to read them as (registered on every thread's
-        cursor, see ``local_cursor``) and their columns. At most ``KEPT_ROWS`` rows are kept
-        in all; the oldest sets go first (with their encoded rows)."""
+        snapshot and parameters into an in-memory table: its name and columns. At most
+        ``KEPT_ROWS`` rows are kept in all; the oldest sets go first (with their serving
+        tables)."""
         key = (sql, repr(params))
-        entry = self._kept.get(key)
-        if entry is None:
-            table = self.local_cursor().sql(sql, params=params).to_arrow_table()
-            with self._hot_lock:
-                entry = self._kept.setdefault(key, (f"kept_{next(self._names)}", table))
-                while len(self._kept) > 1 and sum(t.num_rows for _, t in
-                                                  self._kept.values()) > KEPT_ROWS:
-                    name, _ = self._kept.pop(next(iter(self._kept)))
-                    for k in [k for k in self.cache if k[1:2] == (name,)]:  # rows, memo
-                        self.cache.pop(k, None)
-        name, table = entry
-        have = self.cache.get(("have", name))
-        if have is None:  # dropped with the rows when they go (the key names them)
-            have = self.cache[("have", name)] = frozenset(table.schema.names)
-        return name, have
+        with self._lock:
+            entry = self._kept.get(key)
+            if entry is None:
+                self.materialise_hot()
+                name = f"kept_{next(self._names)}"
+                table = self.local_cursor().sql(sql, params=params).to_arrow_table()
+                cur = self.cursor()
+                try:  # from Arrow: CREATE TABLE AS takes no bound parameters
+                    cur.register("_kept_rows", table)
+                    cur.execute(f"CREATE TABLE memory.main.{name} AS "  # noqa: S608 - our name
+                                "SELECT * FROM _kept_rows")
+                    cur.unregister("_kept_rows")
+                finally:
+                    cur.close()
+                entry = self._kept[key] = (name, table.num_rows, frozenset(table.schema.names))
+                while len(self._kept) > 1 and sum(n for _, n, _ in self._kept.values()) > KEPT_ROWS:
+                    old, _, _ = self._kept.pop(next(iter(self._kept)))
+                    self._drop(old)
+        return entry[0], entry[2]
+
+    def _drop(self, relation: str) -> None:
+        self._ddl(f"DROP TABLE IF EXISTS memory.main.{relation}")
+        for key in [k for k in self._serving if k[0] == relation]:
+            self._ddl(f"DROP TABLE IF EXISTS memory.main.{self._serving.pop(key)}")
+
+    def serving(self, relation: str, columns: list[str], base_sql: str, base_params: list,
+                order: str, encode) -> str:
+        """The serving table of ``relation`` with these output ``columns``: the rows
+        ``base_sql`` gives, sorted by ``order``, and each row's JSON (``encode(row)``) in a
+        column ``json``, computed once per snapshot. A JSON page is then one narrow query."""
+        key = (relation, tuple(columns), base_sql, repr(base_params))
+        name = self._serving.get(key)
+        if name is not None:
+            return name
+        with self._lock:
+            name = self._serving.get(key)
+            if name is None:
+                import pyarrow as pa
+
+                self.materialise_hot()
+                cur = self.cursor()
+                try:
+                    sql = f"SELECT * FROM ({base_sql}) ORDER BY {order}"  # noqa: S608
+                    table = cur.sql(sql, params=base_params).to_arrow_table()
+                    found = cur.execute(sql, base_params)
+                    names = [d[0] for d in found.description]
+                    encoded = [encode(dict(zip(names, r, strict=True))).decode()
+                               for r in found.fetchall()]
+                    cur.register("_serving_rows", table.append_column("json", pa.array(
+                        encoded, pa.string())))
+                    name = f"serve_{next(self._names)}"
+                    cur.execute(f"CREATE TABLE memory.main.{name} AS "  # noqa: S608 - our name
+                                "SELECT * FROM _serving_rows")
+                    cur.unregister("_serving_rows")
+                finally:
+                    cur.close()
+                self._serving[key] = name
+        return name
 
     def drop_local_cursor(self) -> None:
         """Forget this thread's cursor (closing it), e.g. after a query failed on it."""
         cur = getattr(self._local, "cursor", None)
         self._local.cursor = None
-        self._local.kept = {}
         if cur is not None:
             try:
                 cur.close()
@@ -147,9 +201,10 @@ class SnapshotReader:
         if ref is None:
             return Opened(None, empty_warehouse())
         # One thread per query: API queries are small, and requests already run in parallel.
-        con = duckdb.connect(str(ref.path), read_only=True, config={"threads": 1})
+        con = duckdb.connect(config={"threads": 1})
         try:
-            con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()
+            con.execute("ATTACH ? AS snap (READ_ONLY)", [str(ref.path)])
+            con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'snap'")
         except duckdb.Error:
             con.close()
             raise
@@ -200,7 +255,7 @@ class SnapshotReader:
         """The snapshot (current, or the one published at ``at``) and a cursor of its
         connection for one request's thread."""
         opened = self.get() if at is None else self.published_at(at)
-        return opened, opened.con.cursor()
+        return opened, opened.cursor()
 
     def published_at(self, at: datetime) -> Opened:
         """The snapshot that was current at ``at``: the last one published at or before it.

@@ -16,6 +16,7 @@ from api.params import PageParams
 from api.responses import (
     Format,
     cache_headers,
+    encode_row,
     item_response,
     list_response,
     mark_cacheable,
@@ -31,6 +32,8 @@ from warehouse.queries import (
     relation_columns,
     run_list,
     run_list_arrow,
+    run_list_json,
+    serving_source,
 )
 from warehouse.settings import Settings
 
@@ -83,10 +86,16 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
             have = opened.cache.get(key)
         fmt = pick_format(request, p.format)
         rows: list[dict] = []
+        encoded: list[str] | None = None
         if fmt is Format.parquet:  # typed by the database's schema
             total, table, cols = run_list_arrow(con, q, have)
             arrow = for_parquet(table, {n: f.description or "" for n, f in
                                         q.public.model_fields.items()})
+        elif fmt is Format.json and not q.columns and q.subquery is None:  # JSON encoded once
+            base, base_params, cols, order = serving_source(con, q, have)
+            table_name = opened.serving(q.relation, cols, base, base_params, order,
+                                        lambda row: encode_row(row, cols))
+            total, encoded = run_list_json(con, q, table_name)
         else:
             total, rows, cols = run_list(con, q, have)
         hint = None
@@ -98,7 +107,7 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
         raise
     return list_response(request, opened, total=total, rows=rows, columns=cols, limit=p.limit,
                          offset=p.offset, fmt=fmt, max_age=max_age, hint=hint, arrow=arrow,
-                         headers=headers, csv_escape=p.csv_escape)
+                         headers=headers, csv_escape=p.csv_escape, encoded=encoded)
 
 
 def _advice(hint: str | None, q: ListQuery) -> str | None:

@@ -49,6 +49,8 @@ from warehouse.queries.listing import (
     relation_columns,
     run_list,
     run_list_arrow,
+    run_list_json,
+    serving_source,
 )
 
 __all__ = [
@@ -58,5 +60,6 @@ __all__ = [
     "latency_query", "list_sql", "meta", "models_query", "per_accelerator_query",
     "price_history_query", "prices_query", "quote_name", "ratios_query", "relation_columns",
     "resolve_accelerators", "result_detail", "results_query", "rules_query", "run_list",
-    "run_list_arrow", "source_snapshot", "sources_query", "trends_query", "validation_results",
+    "run_list_arrow", "run_list_json", "serving_source",
+    "source_snapshot", "sources_query", "trends_query", "validation_results",
 ]

@@ -4,6 +4,7 @@ sorted on; identifiers are checked against them and values are always bound para
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from dataclasses import dataclass, field
 
@@ -78,6 +79,9 @@ class ListQuery:
     known: list[Known] = field(default_factory=list)  # explained when nothing matches
     note: str | None = None  # said when nothing matches, e.g. a default filter that applied
     defaulted: bool = False  # the note says that default filters (closed + available) applied
+    # Read from a serving table (``relation`` is then its name): the output columns are its
+    # own (no source join) and a page is its ``json`` column alone.
+    served: bool = False
 
     @property
     def output_columns(self) -> list[str]:
@@ -106,6 +110,8 @@ class ListSQL:
     page: str
     params: list
     columns: list[str]
+    base: str = ""  # the relation's rows with the output columns, unfiltered
+    order: str = ""  # the tie-break order (the serving table's own)
 
 
 @dataclass
@@ -159,7 +165,7 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     relation's columns when known (``relation_columns``): a snapshot published before a column
     existed answers NULL for it instead of failing."""
     out_cols, own, missing = _filter_shape(q, have)
-    with_source = issubclass(q.public, SourceLink)
+    with_source = issubclass(q.public, SourceLink) and not q.served
     params: list[object] = []
     if q.subquery is not None:
         sub_sql, sub_params = q.subquery
@@ -168,6 +174,8 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     else:
         source = quote_name(q.relation)
     picked = ", ".join(f"NULL AS {quote_name(c)}" if c in missing else f"t.{quote_name(c)}" for c in own)
+    if q.served:  # the serving table has the source columns, and each row's JSON
+        picked = ", ".join(f"t.{quote_name(c)}" for c in out_cols) + ', t."json"'
     base = f"SELECT {picked} FROM {source} t"  # noqa: S608 - names from the Public model
     if with_source:
         base = (f"SELECT {picked}, s.source AS source_name, s.url AS source_snapshot_url, "  # noqa: S608
@@ -203,9 +211,11 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     order = [f"{quote_name(c)} {'DESC' if desc else 'ASC'} NULLS LAST" for c, desc in shape.order[:-1]]
     order.append(f"{quote_name(shape.order[-1][0])} ASC")
     inner = f"{base}{where_sql}"
-    page = (f"SELECT {', '.join(quote_name(c) for c in shape.select)} "  # noqa: S608
-            f"FROM ({inner}) ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
-    return ListSQL(inner=inner, page=page, params=params, columns=shape.select)
+    picked_page = '"json"' if q.served else ", ".join(quote_name(c) for c in shape.select)
+    page = (f"SELECT {picked_page} FROM ({inner}) "  # noqa: S608
+            f"ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
+    return ListSQL(inner=inner, page=page, params=params, columns=shape.select,
+                   base=base, order=", ".join(order[-1:]))
 
 
 def _total(con: duckdb.DuckDBPyConnection, q: ListQuery, s: ListSQL, page_rows: int) -> int:
@@ -222,6 +232,27 @@ def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
     s = list_sql(con, q, have)
     rows = fetch_dicts(con, s.page, [*s.params, q.limit, q.offset])
     return _total(con, q, s, len(rows)), rows, s.columns
+
+
+def serving_source(con: duckdb.DuckDBPyConnection, q: ListQuery,
+                   have: frozenset[str] | None = None) -> tuple[str, list, list[str], str]:
+    """What a serving table of ``q``'s relation holds: the unfiltered rows with the output
+    columns (SQL and parameters), the columns, and its tie-break order."""
+    plain = dataclasses.replace(q, equals={}, contains={}, ranges={}, where=[], any_of=[],
+                                sort=[], columns=None)
+    s = list_sql(con, plain, have)
+    base_params = list(q.subquery[1]) if q.subquery is not None else []
+    return s.base, base_params, s.columns, s.order
+
+
+def run_list_json(con: duckdb.DuckDBPyConnection, q: ListQuery,
+                  table: str) -> tuple[int, list[str]]:
+    """A page of ``q`` read from its serving ``table``: (total rows matching, each row's JSON
+    in order)."""
+    served = dataclasses.replace(q, relation=table, subquery=None, served=True, columns=None)
+    s = list_sql(con, served)
+    rows = [r[0] for r in con.execute(s.page, [*s.params, q.limit, q.offset]).fetchall()]
+    return _total(con, q, s, len(rows)), rows
 
 
 def run_list_arrow(con: duckdb.DuckDBPyConnection, q: ListQuery,
