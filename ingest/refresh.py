@@ -25,8 +25,8 @@ import duckdb
 import httpx
 
 from ingest.config import load_sources
-from ingest.context import LoadContext, SourceOutcome
-from ingest.http import RetryPolicy, make_client
+from ingest.context import LoadContext, SourceConfig, SourceOutcome
+from ingest.http import FetchLimits, RetryPolicy, make_client
 from ingest.registry import SOURCES
 from warehouse import derived, validation
 from warehouse.db import insert_rows
@@ -88,6 +88,9 @@ class RunReport:
                  + (f", {s.rows} rows" if s.rows else "")
                  + (f" — {_own(s)}" if s.message else "")
                  for s in self.sources]
+        lines += [f"{s.source if part == s.source else f'{s.source} {part}'}: the body "
+                  f"starts {text!r}"
+                  for s in self.sources for part, text in s.excerpts.items()]
         lines += [f"note: {n}" for n in self.notes]
         lines.append(f"refresh {self.id}: {self.status}"
                      + (f", snapshot {self.snapshot_id}" if self.snapshot_id else "")
@@ -121,6 +124,7 @@ def refresh(
     *,
     only: list[str] | None = None,
     accept_shrink: bool = False,
+    accept_growth: bool = False,
     client: httpx.Client | None = None,
     on_event: Callable[[str, str], None] | None = None,
 ) -> RunReport:
@@ -178,6 +182,9 @@ def refresh(
                                   config=sources[name], base_dir=sources.base_dir, policy=policy,
                                   outcome=outcome, shrink_ratio=settings.shrink_ratio,
                                   accept_shrink=accept_shrink, today=today,
+                                  growth_ratio=settings.growth_ratio,
+                                  accept_growth=accept_growth,
+                                  limits=_limits(settings, sources[name]),
                                   changing=validation.prewarm, emit=emit,
                                   request_seconds=settings.http_deadline,
                                   deadline=min(deadline, time.monotonic()
@@ -204,6 +211,8 @@ def refresh(
                     raise
                 finally:
                     outcome.seconds = time.perf_counter() - t
+                for part, text in outcome.excerpts.items():  # the log, not the run record
+                    log.warning("%s %s: the body starts %r", name, part, text)
                 if outcome.wrote:
                     validation.prewarm()  # GX's import overlaps the sources still loading
                 emit("source", f"{name}: {outcome.status}"
@@ -280,6 +289,13 @@ def refresh(
         finally:
             if own_client:
                 client.close()
+
+
+def _limits(settings: Settings, config: SourceConfig) -> FetchLimits:
+    """A source's fetch limits: its sources.toml section over the settings."""
+    mb = config.max_body_mb or settings.max_body_mb
+    return FetchLimits(allowed_redirect_hosts=tuple(config.allowed_redirect_hosts),
+                       max_bytes=int(mb * 2**20), max_inflation=settings.max_inflation)
 
 
 def _own(outcome: SourceOutcome) -> str:
