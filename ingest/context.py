@@ -162,7 +162,8 @@ class LoadContext:
                                deadline=self.request_deadline(), limits=self.limits)
 
     def previous(self, source: str, label: str | None) -> dict | None:
-        """The latest source snapshot recorded for this source and label."""
+        """The source snapshot the current rows of this source and label were loaded from:
+        the latest fetched (``record`` moves a snapshot seen again to its new fetch)."""
         rows = fetch_dicts(
             self.reader,
             "SELECT * FROM source_snapshot WHERE source = ? AND label IS NOT DISTINCT FROM ? "
@@ -193,7 +194,19 @@ class LoadContext:
         elif not scalar(self.con, "SELECT count(*) FROM source_snapshot WHERE id = ?",
                         [snapshot_id]):
             insert_rows(self.con, "source_snapshot", [row])
+        else:
+            self._seen_again([row])
         return snapshot_id
+
+    def _seen_again(self, rows: list[dict]) -> None:
+        """Bytes recorded before were fetched and loaded again (A → B → A): their snapshot row
+        takes this fetch's time and headers, so ``previous`` (the latest ``fetched_at``) is
+        what the last successful fetch returned, not the last new sha."""
+        self.con.executemany(
+            "UPDATE source_snapshot SET fetched_at = ?, url = ?, etag = ?, last_modified = ?, "
+            "parser_version = ? WHERE id = ?",
+            [[r["fetched_at"], redact(r["url"]), r["etag"], r["last_modified"],
+              r["parser_version"], r["id"]] for r in rows])
 
     def flush_snapshots(self) -> None:
         """Write the queued source snapshot rows that are not recorded yet."""
@@ -206,6 +219,7 @@ class LoadContext:
         fresh = {r["id"]: {**r, "url": redact(r["url"])} for r in self._pending
                  if r["id"] not in known}
         insert_rows(self.con, "source_snapshot", fresh.values())
+        self._seen_again([r for r in self._pending if r["id"] in known])
         self._pending.clear()
 
     def discard_snapshots(self) -> None:
