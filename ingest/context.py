@@ -202,6 +202,8 @@ class LoadContext:
         """Bytes recorded before were fetched and loaded again (A → B → A): their snapshot row
         takes this fetch's time and headers, so ``previous`` (the latest ``fetched_at``) is
         what the last successful fetch returned, not the last new sha."""
+        if not rows:
+            return
         self.con.executemany(
             "UPDATE source_snapshot SET fetched_at = ?, url = ?, etag = ?, last_modified = ?, "
             "parser_version = ? WHERE id = ?",
