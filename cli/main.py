@@ -52,6 +52,9 @@ def refresh(
         + ", ".join(f"{s.name} ({s.doc})" for s in SOURCES) + ".")] = None,
     accept_shrink: Annotated[bool, typer.Option(
         help="Accept a source that returns far fewer rows than last time.")] = False,
+    accept_growth: Annotated[bool, typer.Option(
+        help="Accept a source that returns far more rows than last time (growth_ratio).")
+    ] = False,
     report: Annotated[Path | None, typer.Option(help="Write the JSON run report here.")] = None,
     log_json: Annotated[bool, typer.Option(help="Log one JSON object per line (stderr).")] = False,
     wait: Annotated[float, typer.Option(help="Seconds to wait for a running refresh to finish "
@@ -91,7 +94,8 @@ def refresh(
         while True:
             try:
                 result = run_refresh(_settings(), only=source or None,
-                                     accept_shrink=accept_shrink, on_event=event)
+                                     accept_shrink=accept_shrink,
+                                     accept_growth=accept_growth, on_event=event)
                 break
             except RefreshLocked:
                 if time.monotonic() >= deadline:

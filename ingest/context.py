@@ -19,23 +19,28 @@ from pathlib import Path
 
 import duckdb
 import httpx
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from ingest.http import Raw, RetryPolicy, fetch_bytes, resolve_url
+from ingest.http import FetchLimits, Raw, RetryPolicy, fetch_bytes, resolve_url
 from warehouse.db import fetch_dicts, insert_rows, scalar
-from warehouse.exceptions import PerfledgerError, ShrinkError
+from warehouse.exceptions import GrowthError, PerfledgerError, ShrinkError, SourceError
 from warehouse.redact import redact
 from warehouse.staging import Staging
 from warehouse.store import Layout
 from warehouse.suites import Rule
 
+GROWTH_FLOOR = 1000  # rows: fewer are never refused as growth
+
 
 class SourceConfig(BaseModel):
-    """Base of every ``sources.toml`` section: unknown keys are an error, and ``enabled``."""
+    """Base of every ``sources.toml`` section: unknown keys are an error; ``enabled``, the hosts
+    a redirect may go to besides the configured origin, and the source's largest body."""
 
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = True
+    allowed_redirect_hosts: list[str] = Field(default_factory=list)
+    max_body_mb: float | None = Field(None, gt=0)  # unset: the max_body_mb setting
 
 
 @dataclass
@@ -54,6 +59,9 @@ class SourceOutcome:
     error: dict | None = None  # a failed source: error type, retryable, context (URLs redacted)
     stale: dict[str, str] = field(default_factory=dict)  # parts (rounds) that failed: why
     wrote: bool = False  # rows were written (the new snapshot differs for this source)
+    # parts (or the source, under its own name) whose upstream body could not be read: a short
+    # redacted excerpt for the CLI and the server log, never in ``as_dict`` (the run record)
+    excerpts: dict[str, str] = field(default_factory=dict)
 
     def finish(self, written: int) -> None:
         """Set the status once every part was tried: ``partial`` when some parts failed (each
@@ -71,6 +79,8 @@ class SourceOutcome:
         """Mark the source failed by ``e``; a project error keeps its type, whether a retry may
         help, and its context (source, URL, line, field)."""
         self.status = "failed"
+        if isinstance(e, SourceError) and e.excerpt:
+            self.excerpts[self.source] = e.excerpt
         if isinstance(e, PerfledgerError):
             self.message = str(e)
             context = {k: redact(v) if k == "url" and isinstance(v, str) else v
@@ -102,6 +112,9 @@ class LoadContext:
     outcome: SourceOutcome
     shrink_ratio: float = 0.5
     accept_shrink: bool = False
+    growth_ratio: float = 10.0
+    accept_growth: bool = False
+    limits: FetchLimits = field(default_factory=FetchLimits)  # redirects and body size
     today: str = ""
     changing: Callable[[], None] = lambda: None  # a loader calls it once it knows rows will change
     emit: Callable[[str, str], None] = lambda kind, text: None  # progress for the operator
@@ -146,10 +159,11 @@ class LoadContext:
             return fetch_bytes(self.client, url, source=source, policy=self.policy,
                                etag=prev["etag"] if prev else None,
                                last_modified=prev["last_modified"] if prev else None,
-                               deadline=self.request_deadline())
+                               deadline=self.request_deadline(), limits=self.limits)
 
     def previous(self, source: str, label: str | None) -> dict | None:
-        """The latest source snapshot recorded for this source and label."""
+        """The source snapshot the current rows of this source and label were loaded from:
+        the latest fetched (``record`` moves a snapshot seen again to its new fetch)."""
         rows = fetch_dicts(
             self.reader,
             "SELECT * FROM source_snapshot WHERE source = ? AND label IS NOT DISTINCT FROM ? "
@@ -180,7 +194,21 @@ class LoadContext:
         elif not scalar(self.con, "SELECT count(*) FROM source_snapshot WHERE id = ?",
                         [snapshot_id]):
             insert_rows(self.con, "source_snapshot", [row])
+        else:
+            self._seen_again([row])
         return snapshot_id
+
+    def _seen_again(self, rows: list[dict]) -> None:
+        """Bytes recorded before were fetched and loaded again (A → B → A): their snapshot row
+        takes this fetch's time and headers, so ``previous`` (the latest ``fetched_at``) is
+        what the last successful fetch returned, not the last new sha."""
+        if not rows:
+            return
+        self.con.executemany(
+            "UPDATE source_snapshot SET fetched_at = ?, url = ?, etag = ?, last_modified = ?, "
+            "parser_version = ? WHERE id = ?",
+            [[r["fetched_at"], redact(r["url"]), r["etag"], r["last_modified"],
+              r["parser_version"], r["id"]] for r in rows])
 
     def flush_snapshots(self) -> None:
         """Write the queued source snapshot rows that are not recorded yet."""
@@ -193,6 +221,7 @@ class LoadContext:
         fresh = {r["id"]: {**r, "url": redact(r["url"])} for r in self._pending
                  if r["id"] not in known}
         insert_rows(self.con, "source_snapshot", fresh.values())
+        self._seen_again([r for r in self._pending if r["id"] in known])
         self._pending.clear()
 
     def discard_snapshots(self) -> None:
@@ -211,6 +240,17 @@ class LoadContext:
                 f"{what}: {len(gone)} entr{'y' if len(gone) == 1 else 'ies'} the last good refresh "
                 f"had {'is' if len(gone) == 1 else 'are'} missing: {shown}; looks like a broken "
                 "or reworded source — rerun with --accept-shrink if it is real")
+
+    def check_growth(self, what: str, old: int, new: int) -> None:
+        """Refuse a source that suddenly returns far more rows (unless accepted): more than
+        ``growth_ratio`` times the last good count, and more than ``GROWTH_FLOOR`` rows (a
+        handful of rows growing to a few hundred is a normal first real file)."""
+        if old and new > old * self.growth_ratio and new > GROWTH_FLOOR \
+                and not self.accept_growth:
+            raise GrowthError(
+                f"{what}: {new} rows where the last good refresh had {old} "
+                f"(more than {self.growth_ratio:g}x); looks like a wrong or runaway source — "
+                "rerun with --accept-growth if it is real")
 
     def check_shrink(self, what: str, old: int, new: int) -> None:
         """Refuse a source that suddenly returns far fewer rows (unless accepted)."""

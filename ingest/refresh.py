@@ -25,8 +25,8 @@ import duckdb
 import httpx
 
 from ingest.config import load_sources
-from ingest.context import LoadContext, SourceOutcome
-from ingest.http import RetryPolicy, make_client
+from ingest.context import LoadContext, SourceConfig, SourceOutcome
+from ingest.http import FetchLimits, RetryPolicy, make_client
 from ingest.registry import SOURCES
 from warehouse import derived, validation
 from warehouse.db import insert_rows
@@ -88,6 +88,9 @@ class RunReport:
                  + (f", {s.rows} rows" if s.rows else "")
                  + (f" — {_own(s)}" if s.message else "")
                  for s in self.sources]
+        lines += [f"{s.source if part == s.source else f'{s.source} {part}'}: the body "
+                  f"starts {text!r}"
+                  for s in self.sources for part, text in s.excerpts.items()]
         lines += [f"note: {n}" for n in self.notes]
         lines.append(f"refresh {self.id}: {self.status}"
                      + (f", snapshot {self.snapshot_id}" if self.snapshot_id else "")
@@ -121,6 +124,7 @@ def refresh(
     *,
     only: list[str] | None = None,
     accept_shrink: bool = False,
+    accept_growth: bool = False,
     client: httpx.Client | None = None,
     on_event: Callable[[str, str], None] | None = None,
 ) -> RunReport:
@@ -148,6 +152,7 @@ def refresh(
         if report is not None and kind != "progress":
             report.last_stage = kind if kind != "source" else f"source {text.split(':')[0]}"
             layout.write_run(report.as_dict())  # a kill leaves the last stage on record
+            # (a full disk here raises, and the run fails naming it, below)
         sink(kind, redact_text(one_line(text)))
 
     own_client = client is None
@@ -160,7 +165,12 @@ def refresh(
         for note in _close_interrupted(layout):
             report.notes.append(note)
             emit("cleanup", note)
-        layout.write_run(report.as_dict())  # a kill from here on leaves a visible record
+        try:
+            layout.write_run(report.as_dict())  # a kill from here on leaves a visible record
+        except OSError as e:  # a full disk: say so and stop, before fetching anything
+            report.status = "failed"
+            report.message = io_reason(e)
+            return _finish(layout, report)
         for p in layout.clean_partials():
             emit("cleanup", f"removed partial file {p.name} left by an interrupted refresh")
         recovered = layout.recover_current()
@@ -186,6 +196,9 @@ def refresh(
                                   config=sources[name], base_dir=sources.base_dir, policy=policy,
                                   outcome=outcome, shrink_ratio=settings.shrink_ratio,
                                   accept_shrink=accept_shrink, today=today,
+                                  growth_ratio=settings.growth_ratio,
+                                  accept_growth=accept_growth,
+                                  limits=_limits(settings, sources[name]),
                                   changing=validation.prewarm, emit=emit,
                                   request_seconds=settings.http_deadline,
                                   deadline=min(deadline, time.monotonic()
@@ -199,19 +212,21 @@ def refresh(
                     outcome.wrote = outcome.wrote or outcome.status == "updated"
                     stage.commit()
                 except PerfledgerError as e:
-                    stage.rollback()
+                    _rollback(stage, e)
                     outcome.fail(e)
                 except duckdb.Error as e:  # rows the schema refuses: this source fails
-                    stage.rollback()
+                    _rollback(stage, e)
                     outcome.fail(e)
-                    if isinstance(e, duckdb.IOException):
+                    if isinstance(e, duckdb.IOException) or disk_full(e):
                         raise  # a full disk fails the run (below), not just this source
                 except BaseException as e:
-                    stage.rollback()
+                    _rollback(stage, e)
                     outcome.fail(e)
                     raise
                 finally:
                     outcome.seconds = time.perf_counter() - t
+                for part, text in outcome.excerpts.items():  # the log, not the run record
+                    log.warning("%s %s: the body starts %r", name, part, text)
                 if outcome.wrote:
                     validation.prewarm()  # GX's import overlaps the sources still loading
                 emit("source", f"{name}: {outcome.status}"
@@ -282,7 +297,7 @@ def refresh(
             stage.discard()
             if report.status in ("running",):
                 report.status = "failed"
-                report.message = f"{type(e).__name__}: {e}"
+                report.message = io_reason(e) if disk_full(e) else f"{type(e).__name__}: {e}"
                 _finish(layout, report)
             raise
         finally:
@@ -290,15 +305,42 @@ def refresh(
                 client.close()
 
 
+def _limits(settings: Settings, config: SourceConfig) -> FetchLimits:
+    """A source's fetch limits: its sources.toml section over the settings."""
+    mb = config.max_body_mb or settings.max_body_mb
+    return FetchLimits(allowed_redirect_hosts=tuple(config.allowed_redirect_hosts),
+                       max_bytes=int(mb * 2**20), max_inflation=settings.max_inflation)
+
+
 def _own(outcome: SourceOutcome) -> str:
     """A source's message without its own name in front (the caller names the source once)."""
     return one_line(re.sub(rf"^{re.escape(outcome.source)}:?\s+", "", outcome.message))
 
 
+def disk_full(e: BaseException) -> bool:
+    """True when ``e`` (or what it was raised from) is ENOSPC, however it was wrapped: an
+    OSError, or a DuckDB error whose text says so."""
+    seen: BaseException | None = e
+    while seen is not None:
+        if getattr(seen, "errno", None) == errno.ENOSPC or "No space left" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _rollback(stage: Staging, cause: BaseException) -> None:
+    """Roll back a failed source; if that fails too (a commit that failed on a full disk
+    leaves no transaction), log it and keep ``cause``, the error that says what happened."""
+    try:
+        stage.rollback()
+    except duckdb.Error as e:
+        log.warning("rollback after %s failed: %s", type(cause).__name__, one_line(str(e)))
+
+
 def io_reason(e: BaseException) -> str:
     """One line that says what an I/O failure was: ``disk full writing <file>`` when it was."""
     text = one_line(str(e))
-    if getattr(e, "errno", None) == errno.ENOSPC or "No space left" in text:
+    if disk_full(e):
         where = getattr(e, "filename", None)
         return "disk full" + (f" writing {where}" if where else "") + f": {text}"
     return f"I/O error ({type(e).__name__}): {text}"
@@ -313,7 +355,10 @@ def _close_interrupted(layout: Layout) -> list[str]:
             continue
         note = (f"the refresh {run['id']} (pid {run.get('pid')}, started {run['started_at']}, "
                 f"last stage {run.get('last_stage')}) was interrupted")
-        layout.write_run({**run, "status": "interrupted", "message": note})
+        try:
+            layout.write_run({**run, "status": "interrupted", "message": note})
+        except OSError as e:  # marked next time; this run's own record says why
+            note += f" (its record could not be updated: {io_reason(e)})"
         notes.append(note)
     return notes
 
@@ -337,6 +382,11 @@ def _run_row(run: dict) -> dict:
 
 def _finish(layout: Layout, report: RunReport) -> RunReport:
     report.finished_at = report.finished_at or datetime.now(UTC)
-    layout.write_run(report.as_dict())
+    try:
+        layout.write_run(report.as_dict())
+    except OSError as e:  # the outcome still reaches the caller, the CLI and the log
+        note = f"the run record could not be written: {io_reason(e)}"
+        report.notes.append(note)
+        log.error("refresh %s: %s", report.id, note)
     log.info("refresh %s finished: %s (pid %s)", report.id, report.status, os.getpid())
     return report

@@ -4,9 +4,11 @@
     ├── ConfigError                 a bad setting or sources file (terminal)
     ├── SourceError                 a source could not be fetched or read
     │   ├── FetchError              network / HTTP failure (retryable)
+    │   │   └── FetchRefused        a redirect or a body the fetch policy refuses (terminal)
     │   └── ParseError              the bytes are not what the parser expects (terminal)
     │       └── CuratedFileError    a curated data/ file breaks its schema (terminal)
     ├── ShrinkError                 a source returned far fewer rows than last time (terminal)
+    ├── GrowthError                 a source returned far more rows than last time (terminal)
     ├── ValidationFailed            the validation run itself could not run (terminal)
     ├── SnapshotError               no snapshot / a snapshot cannot be opened (terminal)
     ├── RefreshLocked               another refresh holds the lock (retryable)
@@ -41,19 +43,29 @@ class ConfigError(PerfledgerError):
 
 
 class SourceError(PerfledgerError):
-    """A source could not be fetched or read."""
+    """A source could not be fetched or read. ``excerpt`` is a short piece of the upstream
+    body for the operator (CLI, server log); it is kept out of the message and the context,
+    which reach the run record and the public endpoints."""
 
     def __init__(self, message: str, *, source: str | None = None, url: str | None = None,
-                 **context: object) -> None:
+                 excerpt: str | None = None, **context: object) -> None:
         super().__init__(message, source=source, url=url, **context)
         self.source = source
         self.url = url
+        self.excerpt = excerpt
 
 
 class FetchError(SourceError):
     """The network or the server failed; a later try may succeed."""
 
     retryable = True
+
+
+class FetchRefused(FetchError):
+    """The fetch policy refused what a server sent: a redirect to a host or address it may not
+    go to, or a body past its size or decompression limit. Trying again would not help."""
+
+    retryable = False
 
 
 class ParseError(SourceError):
@@ -66,6 +78,10 @@ class CuratedFileError(ParseError):
 
 class ShrinkError(PerfledgerError):
     """A source returned far fewer rows than the last good refresh (see --accept-shrink)."""
+
+
+class GrowthError(PerfledgerError):
+    """A source returned far more rows than the last good refresh (see --accept-growth)."""
 
 
 class ValidationFailed(PerfledgerError):

@@ -52,6 +52,25 @@ def redact_text(text: str) -> str:
     return _URL.sub(lambda m: redact(m.group(0)), text)
 
 
+_NAME_SEP = re.compile(r"([A-Za-z_][\w.-]*)(\s*[=:]\s*)")
+_VALUE = re.compile(r"\"[^\"]*\"?|'[^']*'?|[^\s,;&]+")
+
+
+def redact_excerpt(text: str, limit: int = 60) -> str:
+    """A short piece of an upstream body fit for an operator's eyes (the CLI, the server log;
+    never a public endpoint): at most ``limit`` characters on one line, URLs redacted, and the
+    value of every ``name=value`` or ``name: value`` whose name looks secret masked."""
+    short = redact_text(" ".join(text.split())[:limit])
+    out, pos = [], 0
+    for m in _NAME_SEP.finditer(short):
+        if m.start() < pos or not secret_name(m.group(1)):
+            continue
+        value = _VALUE.match(short, m.end())
+        out.append(short[pos:m.end()] + "***")
+        pos = value.end() if value else m.end()
+    return "".join(out) + short[pos:]
+
+
 def redact_deep(value: object) -> object:
     """A copy of a JSON-like value with every string passed through ``redact_text``."""
     if isinstance(value, str):

@@ -35,7 +35,8 @@ class SourceSnapshotBase(SQLModel):
     kind: str = F("What the bytes are: mlperf_summary, rules_document, azure_page, curated_file.")
     label: str | None = F("Round (MLPerf), page number (Azure) or file name (curated).")
     url: str = F("Where the bytes came from (URL or file path), credentials removed.")
-    fetched_at: datetime = F("When the bytes were fetched (UTC).")
+    fetched_at: datetime = F("When these bytes were last fetched and loaded (UTC); bytes "
+                             "seen before and fetched again move it.")
     sha256: str = F("sha256 of the raw bytes; the raw store keeps them under this name.")
     byte_size: int = F("Size of the raw bytes.")
     etag: str | None = F("HTTP ETag sent with the bytes, for conditional requests.")

@@ -86,6 +86,15 @@ class Settings(BaseSettings):
     shrink_ratio: float = Field(
         0.5, ge=0, le=1, description="Reject a source returning fewer than this share of last rows."
     )
+    growth_ratio: float = Field(
+        10.0, ge=1, description="Reject a source returning more than this many times its last "
+        "rows (and over 1,000 rows) unless `refresh --accept-growth`.")
+    max_body_mb: float = Field(
+        32.0, gt=0, description="Largest body (MiB, decompressed) one fetch may return; a "
+        "source's max_body_mb in sources.toml overrides it. Past it the source fails.")
+    max_inflation: float = Field(
+        100.0, ge=1, description="Largest ratio of a body's decompressed size to its size on "
+        "the wire (bodies over 1 MiB); past it the source fails as a decompression bomb.")
 
     @property
     def public_url(self) -> str:

@@ -250,8 +250,15 @@ class Layout:
 
     # ---------------------------------------------------------------- run journal
     def write_run(self, run: dict) -> None:
-        """Record one refresh run (atomically)."""
-        atomic_write(self.runs / f"{run['id']}.json", json.dumps(run, default=str).encode())
+        """Record one refresh run (atomically). An ``OSError`` names the record's file (a
+        write that fails on a full disk does not say which file by itself)."""
+        path = self.runs / f"{run['id']}.json"
+        try:
+            atomic_write(path, json.dumps(run, default=str).encode())
+        except OSError as e:
+            if e.filename is None:
+                raise OSError(e.errno, e.strerror or str(e), str(path)) from e
+            raise
 
     def read_runs(self) -> list[dict]:
         """Every recorded run, newest first."""

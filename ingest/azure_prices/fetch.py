@@ -18,7 +18,7 @@ import httpx
 import orjson
 
 from ingest.azure_prices.parse import SOURCE
-from ingest.http import DEFAULT_POLICY, Raw, RetryPolicy, fetch_bytes
+from ingest.http import DEFAULT_LIMITS, DEFAULT_POLICY, FetchLimits, Raw, RetryPolicy, fetch_bytes
 from warehouse.exceptions import FetchError
 from warehouse.redact import redact
 
@@ -80,7 +80,8 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
                 currency: str, policy: RetryPolicy = DEFAULT_POLICY, max_pages: int = 5000,
                 notes: list[str] | None = None, concurrency: int = 1,
                 walk: dict | None = None,
-                deadline: Callable[[], float | None] = lambda: None) -> Iterator[Raw]:
+                deadline: Callable[[], float | None] = lambda: None,
+                limits: FetchLimits = DEFAULT_LIMITS) -> Iterator[Raw]:
     """Yield every page of the price list, in order. Raises ``FetchError`` naming the page.
 
     Pages are whatever ``NextPageLink`` points at. With ``concurrency`` > 1, once a link is
@@ -96,7 +97,8 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
     answers in about the time a page takes to read, it stays one by one. ``walk`` (a dict)
     receives what was decided and measured. A page's items are not built here: its link and
     item count are read from its end (``_link_and_count``) when it can be. ``deadline`` gives,
-    for each request as it starts, the instant it must be done by.
+    for each request as it starts, the instant it must be done by; ``limits`` bound each page's
+    redirects and size.
     """
     notes = notes if notes is not None else []
     first = _with_params(url, {"api-version": api_version, "$filter": odata_filter,
@@ -111,7 +113,8 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
     timed = [0.0, 0.0]  # seconds the one-by-one pages took, and spent waiting in them
 
     def get(target: str) -> Raw:
-        return fetch_bytes(client, target, source=SOURCE, policy=policy, deadline=deadline())
+        return fetch_bytes(client, target, source=SOURCE, policy=policy, deadline=deadline(),
+                           limits=limits)
 
     def get_timed(target: str) -> Raw:
         wall, cpu = time.perf_counter(), time.thread_time()
@@ -139,8 +142,8 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
                 raw = job.result() if job is not None else get_timed(next_url)
             except FetchError as e:
                 detail = str(e).removeprefix(f"{SOURCE}: ")
-                raise FetchError(f"{SOURCE}: page {page}: {detail}", source=SOURCE, url=e.url,
-                                 page=page) from None
+                raise type(e)(f"{SOURCE}: page {page}: {detail}", source=SOURCE, url=e.url,
+                              page=page) from None
             yield raw
             fast = _link_and_count(raw.body)
             if fast is not None:

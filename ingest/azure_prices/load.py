@@ -56,7 +56,7 @@ def load(ctx: LoadContext) -> None:
                 ctx.client, url, api_version=cfg.api_version, currency=cfg.currency,
                 odata_filter=build_filter(cfg.filter, cfg.regions), policy=ctx.policy,
                 max_pages=cfg.max_pages, notes=notes, concurrency=cfg.concurrency, walk=walk,
-                deadline=ctx.request_deadline):
+                deadline=ctx.request_deadline, limits=ctx.limits):
             ctx.emit("progress", f"{SOURCE}: page {len(pages) + 1}"
                      + (f" of about {known_pages} (last refresh)" if known_pages else ""))
             sid = ctx.record(raw, kind="azure_page", label=f"page {len(pages) + 1}",
@@ -111,6 +111,7 @@ def load(ctx: LoadContext) -> None:
             f"{SOURCE}: {sku} in {region} ({kind}{', ' + term if term else ''}) is listed "
             f"{len(prices)} times with different prices: {'; '.join(prices)}; the first was kept")
     ctx.check_shrink("azure_prices", open_count, items)
+    ctx.check_growth("azure_prices", open_count, items)
 
     # Per item (the first occurrence of a price key wins: the API repeats an item across pages
     # at times): same as its open version, changed, or new. A changed price opens at its

@@ -46,6 +46,8 @@ def load(ctx: LoadContext) -> None:
             written += _load_round(ctx, round_name, ctx.resolve(url), detail)
         except PerfledgerError as e:
             detail.update(status="failed", message=str(e))
+            if isinstance(e, SourceError) and e.excerpt:
+                ctx.outcome.excerpts[round_name] = e.excerpt
             # named once: "v5.1: <why>", not "mlperf: …" or "mlperf v5.1: …" again
             why = re.sub(rf"^{SOURCE}(?: {re.escape(round_name)})?:\s*", "", str(e))
             ctx.outcome.stale[round_name] = why
@@ -87,6 +89,7 @@ def _load_round(ctx: LoadContext, round_name: str, url: str, detail: dict) -> in
     old = scalar(ctx.reader, "SELECT count(*) FROM mlperf_result WHERE list_contains(?, round)",
                  [rounds])
     ctx.check_shrink(f"{SOURCE} {round_name}", old, len(rows))
+    ctx.check_growth(f"{SOURCE} {round_name}", old, len(rows))
     before = set(ctx.reader.execute(
         "SELECT DISTINCT model_id, scenario FROM mlperf_result WHERE list_contains(?, round)",
         [rounds]).fetchall())

@@ -15,6 +15,7 @@ from ingest.http import Raw
 from ingest.mlperf import csv_format, json_format
 from ingest.mlperf.rows import PARSER_VERSION, SOURCE, ParseReport
 from warehouse.exceptions import ParseError
+from warehouse.redact import redact_excerpt
 
 __all__ = ["PARSER_VERSION", "SOURCE", "ParseReport", "detect", "parse"]
 
@@ -43,9 +44,12 @@ def parse(raw: Raw, *, round_name: str, snapshot_id: str,
     try:
         kind = detect(text)
     except ValueError:
-        shown = " ".join(text.strip()[:60].split())
+        # The bytes are not quoted in the message, which reaches the run record and the public
+        # endpoints (an internal page a redirect reached may hold secrets); the excerpt goes
+        # only to the CLI and the server log, redacted.
         raise ParseError(f"{where}: neither a JSON list of result objects nor a summary CSV "
-                         f"(the file starts {shown!r})", source=SOURCE) from None
+                         f"({len(raw.body)} bytes; how the file starts is in the refresh log)",
+                         source=SOURCE, excerpt=redact_excerpt(text)) from None
     if kind == "csv":
         yield from csv_format.parse(text, round_name=round_name, snapshot_id=snapshot_id,
                                     report=report)

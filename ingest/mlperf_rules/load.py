@@ -49,6 +49,7 @@ def load(ctx: LoadContext) -> None:
         ctx.check_entities(f"{SOURCE}: latency limits", old,
                            {(r["model_family"], r["scenario"]) for r in rows})
         ctx.check_shrink(SOURCE, len(old), len(rows))
+        ctx.check_growth(SOURCE, len(old), len(rows))
     ctx.con.execute("DELETE FROM benchmark_rule WHERE source_snapshot_id = ?", [snapshot_id])
     insert_rows(ctx.con, "benchmark_rule", rows)
     ctx.outcome.rows = len(rows)

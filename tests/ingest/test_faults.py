@@ -274,6 +274,66 @@ def test_a_full_disk_is_a_recorded_one_line_failure(tmp_path, server, monkeypatc
     assert report.status == "failed" and report.message.startswith("disk full")
 
 
+def test_a_disk_that_fills_mid_commit_is_named_not_hidden_by_the_rollback(tmp_path, server,
+                                                                        monkeypatch):
+    """DuckDB's commit fails on ENOSPC and the rollback after it fails too ("cannot rollback"):
+    the run names the full disk, not the rollback."""
+    from warehouse.staging import Staging
+
+    server.files["/r.csv"] = CSV
+    sources = write_sources(tmp_path / "sources.toml",
+                            mlperf=f'rounds = {{ "v9.9" = "{server.url("/r.csv")}" }}')
+    settings_ = make_settings(tmp_path, sources)
+
+    def commit(self):
+        raise duckdb.IOException('IO Error: Could not write file "x.duckdb.partial.wal": '
+                                 "No space left on device")
+
+    def rollback(self):
+        raise duckdb.TransactionException("TransactionContext Error: cannot rollback - no "
+                                          "transaction is active")
+
+    monkeypatch.setattr(Staging, "commit", commit)
+    monkeypatch.setattr(Staging, "rollback", rollback)
+    report = refresh(settings_)
+    assert report.status == "failed" and report.message.startswith("disk full")
+    assert "No space left on device" in report.message and "cannot rollback" not in report.message
+    assert Layout(settings_.data_path).read_runs()[0]["message"] == report.message
+    assert Layout(settings_.data_path).read_current() is None
+
+
+@pytest.mark.parametrize("free_after", [0, 2, 4])
+def test_a_run_journal_write_on_a_full_disk_is_a_reported_failure(tmp_path, server, monkeypatch,
+                                                                  free_after):
+    """With no space left the run record cannot be written — at the start (0 writes succeed)
+    or mid-run: the refresh still returns a failed report naming ENOSPC and the file, never a
+    traceback, and publishes nothing."""
+    import warehouse.store as store
+
+    server.files["/r.csv"] = CSV
+    sources = write_sources(tmp_path / "sources.toml",
+                            mlperf=f'rounds = {{ "v9.9" = "{server.url("/r.csv")}" }}')
+    settings_ = make_settings(tmp_path, sources)
+    real = store.atomic_write
+    writes = []
+
+    def filling(path, data, sync_dir=True):
+        if path.parent.name == "runs":
+            writes.append(path)
+            if len(writes) > free_after:
+                raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, data, sync_dir)
+
+    monkeypatch.setattr(store, "atomic_write", filling)
+    report = refresh(settings_)
+    assert report.status == "failed" and "\n" not in report.message
+    assert report.message.startswith(f"disk full writing {settings_.data_path / 'runs'}/"
+                                     f"{report.id}.json"), report.message
+    assert any(n.startswith("the run record could not be written: disk full") for n in report.notes)
+    assert report.summary_lines()[-1].startswith(f"refresh {report.id}: failed — disk full")
+    assert Layout(settings_.data_path).read_current() is None
+
+
 # --------------------------------------------------------------------------- operator signals
 
 

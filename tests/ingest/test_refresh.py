@@ -169,3 +169,55 @@ def test_first_run_with_unreachable_source_publishes_nothing(tmp_path, client_fo
     body = client.get("/v1/results").json()
     assert body["total"] == 0 and body["snapshot_id"] is None
     assert client.get("/healthz").json()["status"] == "empty"
+
+
+def _result_of(settings, value_filter: str) -> int:
+    con = duckdb.connect(str(Layout(settings.data_path).read_current().path), read_only=True)
+    try:
+        return con.execute(f"SELECT count(*) FROM mlperf_result WHERE {value_filter}").fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_a_revert_upstream_publishes_every_time(published, server, client_for):
+    """A → B → A → B: each refresh publishes what the server sent (bytes seen before are a
+    change when they differ from the last fetch), conditional requests included; /healthz
+    is ok after each."""
+    settings, a = published
+    b = a.replace(b'"240274.0"', b'"240275.0"')
+    layout = Layout(settings.data_path)
+    published_ids = []
+    for step, (body, value) in enumerate([(b, 240275), (a, 240274), (b, 240275), (a, 240274)]):
+        server.files["/summary.csv"] = body
+        report = refresh(settings)
+        assert report.status == "published", (step, report.status, report.message)
+        assert _result_of(settings, f"result = {value}") == 1, step
+        published_ids.append(layout.read_current().id)
+        assert client_for(settings).get("/healthz").json()["status"] == "ok"
+    report = refresh(settings)  # and the same bytes again: unchanged, asked conditionally
+    assert report.status == "unchanged"
+    assert report.sources[0].details["v6.1"]["status"] == "unchanged (304)"
+    assert len(set(published_ids)) == 4
+
+
+def test_a_rules_document_revert_is_served(tmp_path, server, client_for):
+    """The rules document's current version is the last one fetched: A → B → A serves A."""
+    from tests.helpers import RULES_ADOC, need_shared
+
+    a = need_shared(RULES_ADOC).read_text()
+    b = a.replace("TTFT/TPOT: 2000 ms/100 ms", "TTFT/TPOT: 2100 ms/100 ms", 1)
+    assert a != b
+    sources = write_sources(tmp_path / "sources.toml",
+                            mlperf_rules=f'url = "{server.url("/rules.adoc")}"')
+    settings = make_settings(tmp_path, sources)
+    seen = []
+    for text in (a, b, a, b):
+        server.files["/rules.adoc"] = text.encode()
+        report = refresh(settings)
+        assert report.status == "published", report.message
+        con = duckdb.connect(str(Layout(settings.data_path).read_current().path), read_only=True)
+        seen.append(con.execute("SELECT sha256 FROM source_snapshot WHERE kind = 'rules_document' "
+                                "ORDER BY fetched_at DESC LIMIT 1").fetchone()[0])
+        con.close()
+    sha = [hashlib.sha256(t.encode()).hexdigest() for t in (a, b, a, b)]
+    assert seen == sha
