@@ -14,7 +14,6 @@ from api.params import (
     PRICES_AS_OF,
     Numbers,
     PageParams,
-    RankedParams,
     ResultParams,
     check_choice,
     choice,
@@ -38,7 +37,7 @@ from warehouse.vocabulary import ASSUMED_RATES
 router = APIRouter(prefix="/v1", tags=["derived"])
 
 
-class RatioParams(RankedParams):
+class RatioParams(ResultParams):
     include_flagged: bool = Field(True, description="Include Samples/s-vs-Queries/s pairings "
                                   "(flagged=true).")
     min_ratio: float | None = Field(None, description="Smallest ratio.")
@@ -56,7 +55,7 @@ def ratios(request: Request, q: Annotated[RatioParams, Query()]) -> Response:
         max_ratio=q.max_ratio), q)
 
 
-class CostParams(RankedParams):
+class CostParams(ResultParams):
     basis: list[str] | None = Field(None, description="list_price (Azure price per "
                                     "accelerator-hour) and/or assumed (rates); default both.")
     rate: Numbers = Field(None, description="Assumed USD per accelerator-hour (> 0; repeatable "
@@ -87,7 +86,7 @@ def costs(request: Request, q: Annotated[CostParams, Query()]) -> Response:
         price_status=listed(q.price_status)), q)
 
 
-class LatencyParams(RankedParams):
+class LatencyParams(ResultParams):
     answer_tokens: int | None = Field(None, ge=1, le=1_000_000, description="Also compute the "
                                       "end-to-end time of an answer of this many tokens at the "
                                       "limits.")
@@ -104,10 +103,13 @@ def latency_bounds(request: Request, q: Annotated[LatencyParams, Query()]) -> Re
 
 
 class ClaimCheckParams(PageParams):
-    round: list[str] | None = Field(None, description="MLPerf round, e.g. v6.1.")
-    vendor: list[str] | None = Field(None, description="Vendor, e.g. Cerebras.")
+    round: list[str] | None = Field(None, description="MLPerf round, e.g. v6.1 (6.1 and V6.1 "
+                                    "are the same).")
+    vendor: list[str] | None = Field(None, description="Vendor, e.g. Cerebras (any case).")
     evidence: list[str] | None = Field(None, description="Claim evidence label.")
     metric: list[str] | None = Field(None, description="Claim metric.")
+    verdict: list[str] | None = Field(None, description="Verdict, as the rows say it (any "
+                                      "case).")
 
 
 @router.get("/claim-checks", summary="Each vendor claim next to the measured evidence",
@@ -116,7 +118,7 @@ def claim_checks(request: Request, q: Annotated[ClaimCheckParams, Query()]) -> R
     """Verdict in words, closest measured result id, figures recomputed from specs."""
     return render_list(request, queries.claim_checks_query(
         round=listed(q.round), vendor=listed(q.vendor), evidence=choice("evidence", q.evidence),
-        metric=listed(q.metric)), q)
+        metric=listed(q.metric), verdict=listed(q.verdict)), q)
 
 
 class UnitParams(ResultParams):
@@ -127,7 +129,8 @@ class UnitParams(ResultParams):
             response_model=ListPage[PerAcceleratorPublic])
 def per_accelerator(request: Request, q: Annotated[UnitParams, Query()]) -> Response:
     """result / total_accelerators (aggregate throughput per accelerator, not per user);
-    systems with no accelerator are left out."""
+    systems with no accelerator are left out. Closed division, available systems unless
+    ``division``/``availability`` say otherwise."""
     return render_list(request, queries.per_accelerator_query(q.filters(),
                                                               units=listed(q.units)), q)
 
@@ -136,13 +139,14 @@ def per_accelerator(request: Request, q: Annotated[UnitParams, Query()]) -> Resp
             response_model=ListPage[EnergyPublic])
 def energy(request: Request, q: Annotated[UnitParams, Query()]) -> Response:
     """Every result with a power measurement: result ÷ watts (tokens/J for Tokens/s) and
-    joules per unit; stream scenarios from their energy per query (mJ)."""
+    joules per unit; stream scenarios from their energy per query (mJ). Closed division,
+    available systems unless ``division``/``availability`` say otherwise."""
     return render_list(request, queries.energy_query(q.filters(), units=listed(q.units)), q)
 
 
 @router.get("/trends", summary="Trends across rounds: best per-accelerator result per round",
             response_model=ListPage[TrendPublic])
-def trends(request: Request, q: Annotated[RankedParams, Query()]) -> Response:
+def trends(request: Request, q: Annotated[ResultParams, Query()]) -> Response:
     """Per accelerator, model family, scenario and units: the best per-accelerator result of
     each round, the system behind it, and the change against the previous round that has one.
     Defaults to what a buyer can get (closed division, available systems)."""

@@ -18,8 +18,6 @@ router = APIRouter(prefix="/v1", tags=["results"])
 
 class ResultsParams(ResultParams):
     units: list[str] | None = Field(None, description="Units, e.g. Tokens/s.")
-    system: str | None = Field(None, description="Substring of the system name "
-                               "(case-insensitive).")
     min_result: float | None = Field(None, description="Smallest result.")
     max_result: float | None = Field(None, description="Largest result.")
     as_of: str | None = Field(None, description=AS_OF)
@@ -28,9 +26,10 @@ class ResultsParams(ResultParams):
 @router.get("/results", summary="MLPerf results, filtered and paginated",
             response_model=ListPage[MlperfResultPublic])
 def list_results(request: Request, q: Annotated[ResultsParams, Query()]) -> Response:
-    """Every MLPerf result row with its evidence label (`measured`) and source."""
-    query = queries.results_query(q.filters(), units=listed(q.units), system=q.system,
-                                  min_result=q.min_result, max_result=q.max_result)
+    """Every MLPerf result row with its evidence label (`measured`) and source. Closed
+    division, available systems unless ``division``/``availability`` say otherwise."""
+    query = queries.results_query(q.filters(), units=listed(q.units), min_result=q.min_result,
+                                  max_result=q.max_result)
     return render_list(request, query, q, parse_as_of(q.as_of))
 
 

@@ -133,7 +133,7 @@ def _direct(snapshot, url: str) -> tuple[int, list[tuple]]:
 
     import duckdb
 
-    from api.params import RankedParams
+    from api.params import ResultParams
     from api.routes.common import parse_as_of
     from warehouse.queries import costs_query, run_list
 
@@ -142,7 +142,7 @@ def _direct(snapshot, url: str) -> tuple[int, list[tuple]]:
         k, v = part.split("=")
         params.setdefault(k, []).extend(v.split(","))
     one = {k: v[0] for k, v in params.items()}
-    f = RankedParams(**{k: params.get(k) for k in ("round", "division", "organization", "model",
+    f = ResultParams(**{k: params.get(k) for k in ("round", "division", "organization", "model",
                                                     "accelerator", "availability", "scenario")}
                      ).filters()
     query = costs_query(f, bases=params.get("basis", ["list_price", "assumed"]),

@@ -128,21 +128,21 @@ def test_values_are_bound_and_like_wildcards_are_literal(con):
     sneaky = q.ListQuery(relation="mlperf_result", public=MlperfResultPublic,
                          equals={"organization": ["Org1' OR '1'='1"]})
     assert q.run_list(con, sneaky)[0] == 0
-    literal = q.results_query(q.ResultFilter(), units=[], system="100%", min_result=None,
+    literal = q.results_query(q.ResultFilter(system="100%"), units=[], min_result=None,
                               max_result=None)
     assert [r["id"] for r in q.run_list(con, literal)[1]] == ["pct"]
-    underscore = q.results_query(q.ResultFilter(), units=[], system="y_1", min_result=None,
+    underscore = q.results_query(q.ResultFilter(system="y_1"), units=[], min_result=None,
                                  max_result=None)
     assert q.run_list(con, underscore)[0] == 0  # '_' is not a wildcard
 
 
 def test_results_query_matches_accelerator_id_or_published_name_and_ranges(con):
     f = q.ResultFilter(accelerator=["NVIDIA H100"], model=["Llama3_1-8B"])
-    by_name = q.run_list(con, q.results_query(f, units=[], system=None, min_result=105,
+    by_name = q.run_list(con, q.results_query(f, units=[], min_result=105,
                                               max_result=108))[1]
     assert [r["id"] for r in by_name] == ["r05", "r06", "r07", "r08"]
     f.accelerator = ["nvidia-h100-sxm"]
-    assert q.run_list(con, q.results_query(f, units=[], system=None, min_result=None,
+    assert q.run_list(con, q.results_query(f, units=[], min_result=None,
                                            max_result=None))[0] == 13
 
 

@@ -28,7 +28,7 @@ from warehouse.public import (
     SourceSnapshotPublic,
     TrendPublic,
 )
-from warehouse.queries.listing import Accelerators, AnyOf, Known, ListQuery
+from warehouse.queries.listing import Accelerators, AnyOf, Known, ListQuery, contains_pattern
 from warehouse.vocabulary import (
     Evidence,
     basis,
@@ -49,6 +49,7 @@ class ResultFilter:
     accelerator: list[str] = field(default_factory=list)
     availability: list[str] = field(default_factory=list)
     scenario: list[str] = field(default_factory=list)
+    system: str | None = None  # a substring of the system name, any case
 
     def _rounds(self) -> list[str]:
         return [r.strip().lower() if r.strip()[:1].lower() == "v" else "v" + r.strip()
@@ -76,9 +77,16 @@ class ResultFilter:
     def where(self, alias: str) -> tuple[str, list]:
         """``any_of`` as one SQL condition (``true`` when there is none) and its
         parameters, for SQL that filters a relation of its own."""
-        conditions = [c.sql(alias) for c in self.any_of()]
-        return (" AND ".join(sql for sql, _ in conditions) or "true",
-                [p for _, ps in conditions for p in ps])
+        parts: list[str] = []
+        params: list = []
+        for condition in self.any_of():
+            sql, values = condition.sql(alias)
+            parts.append(sql)
+            params.extend(values)
+        if self.system:
+            parts.append(f"{alias}.system_name ILIKE ? ESCAPE '\\'")
+            params.append(contains_pattern(self.system))
+        return " AND ".join(parts) or "true", params
 
     def known(self) -> list[Known]:
         """The values to explain when nothing matches (models, organizations, rounds and
@@ -118,11 +126,12 @@ class ResultFilter:
     def query(self, relation: str, public: type[BaseModel]) -> ListQuery:
         """A list query of ``relation`` with these filters."""
         return ListQuery(relation=relation, public=public, any_of=self.any_of(),
+                         contains={"system_name": self.system} if self.system else {},
                          known=self.known(), note=self.note(), defaulted=self.defaulted)
 
 
-def results_query(f: ResultFilter, *, units: list[str], system: str | None,
-                  min_result: float | None, max_result: float | None) -> ListQuery:
+def results_query(f: ResultFilter, *, units: list[str], min_result: float | None,
+                  max_result: float | None) -> ListQuery:
     """MLPerf result rows; ``accelerator`` matches an id or the name as published."""
     accs = f.accelerator
     q = dataclasses.replace(f, accelerator=[]).query("mlperf_result", MlperfResultPublic)
@@ -132,8 +141,6 @@ def results_query(f: ResultFilter, *, units: list[str], system: str | None,
                                ("accelerator_model_name", True,
                                 [a.strip().lower() for a in accs]))))
         q.known = f.known()
-    if system:
-        q.contains["system_name"] = system
     if min_result is not None or max_result is not None:
         q.ranges["result"] = (min_result, max_result)
     return q
@@ -232,10 +239,12 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
 
 
 def claim_checks_query(*, round: list[str], vendor: list[str], evidence: list[str],
-                       metric: list[str]) -> ListQuery:
-    """Each claim next to the measured evidence, per round."""
+                       metric: list[str], verdict: list[str]) -> ListQuery:
+    """Each claim next to the measured evidence, per round (6.1 and V6.1 are v6.1)."""
+    rounds = ResultFilter(round=round)._rounds()
     return ListQuery(relation="claim_check", public=ClaimCheckPublic, equals={
-        "round": round, "vendor": vendor, "evidence": evidence, "metric": metric})
+        "round": rounds, "vendor": vendor, "evidence": evidence, "metric": metric,
+        "verdict": verdict}, casefold=("vendor", "verdict"))
 
 
 def claims_query(*, vendor: list[str], evidence: list[str], metric: list[str], model: list[str],

@@ -159,6 +159,11 @@ def _order_shape(q: ListQuery, out_cols: list[str], own: list[str],
     return _Shape(order=order, select=q.columns or out_cols)
 
 
+def contains_pattern(text: str) -> str:
+    """An ILIKE pattern (``ESCAPE '\\'``) matching ``text`` anywhere, its wildcards literal."""
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
              have: frozenset[str] | None = None) -> ListSQL:
     """The SQL of a list query (parameters resolved against the snapshot). ``have`` is the
@@ -193,8 +198,7 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
             params.extend(values)
     for col, text in q.contains.items():
         where.append(f"t.{quote_name(col)} ILIKE ? ESCAPE '\\'")
-        params.append("%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-                      + "%")
+        params.append(contains_pattern(text))
     for col, (lo, hi) in q.ranges.items():
         if lo is not None:
             where.append(f"t.{quote_name(col)} >= ?")
