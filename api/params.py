@@ -115,9 +115,8 @@ def buyer_choice(name: str, values: list[str] | None, default: str) -> list[str]
     given = listed(values)
     if not given:
         return [default]
-    if any(v.strip().lower() == "all" for v in given):
-        return []
-    return check_choice(name, given, CHOICES[name])
+    checked = check_choice(name, [v for v in given if v.strip().lower() != "all"], CHOICES[name])
+    return [] if len(checked) < len(given) else checked
 
 
 @dataclass

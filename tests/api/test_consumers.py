@@ -125,7 +125,7 @@ def test_two_workers_switch_to_the_new_snapshot_without_errors(http_published, s
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as c:
             while not stop.is_set():
                 try:
-                    r = c.get("/v1/results?limit=1")
+                    r = c.get("/v1/results?limit=1&division=all&availability=all")
                     if r.status_code != 200 or r.json()["total"] != 492:
                         errors.append(r.status_code)
                     seen_ids.append(r.headers["x-snapshot-id"])

@@ -32,18 +32,18 @@ def test_list_errors_name_the_parameter_not_its_position(full_client):
 
 
 def test_filters_forgive_case_and_round_spelling(full_client):
-    exact = full_client.get("/v1/results?organization=NVIDIA&limit=1000").json()["total"]
+    exact = full_client.get("/v1/results?division=all&availability=all&organization=NVIDIA&limit=1000").json()["total"]
     assert exact > 0
-    assert full_client.get("/v1/results?organization=nvidia&limit=1").json()["total"] == exact
-    v61 = full_client.get("/v1/results?round=v6.1&limit=1").json()["total"]
-    assert v61 == 492 == full_client.get("/v1/results?round=6.1&limit=1").json()["total"]
-    assert full_client.get("/v1/results?round=V6.1&limit=1").json()["total"] == 492
+    assert full_client.get("/v1/results?division=all&availability=all&organization=nvidia&limit=1").json()["total"] == exact
+    v61 = full_client.get("/v1/results?division=all&availability=all&round=v6.1&limit=1").json()["total"]
+    assert v61 == 492 == full_client.get("/v1/results?division=all&availability=all&round=6.1&limit=1").json()["total"]
+    assert full_client.get("/v1/results?division=all&availability=all&round=V6.1&limit=1").json()["total"] == 492
     eastus2 = full_client.get("/v1/prices?region=eastus2&limit=1").json()["total"]
     assert eastus2 > 0 and full_client.get("/v1/prices?region=EastUS2&limit=1").json()["total"] \
         == eastus2
-    by_id = full_client.get("/v1/results?accelerator=nvidia-gb200&limit=1").json()["total"]
+    by_id = full_client.get("/v1/results?division=all&availability=all&accelerator=nvidia-gb200&limit=1").json()["total"]
     assert by_id > 0
-    assert full_client.get("/v1/results?accelerator=NVIDIA-GB200&limit=1").json()["total"] == by_id
+    assert full_client.get("/v1/results?division=all&availability=all&accelerator=NVIDIA-GB200&limit=1").json()["total"] == by_id
     assert full_client.get("/v1/claims?vendor=cerebras&limit=1").json()["total"] == \
         full_client.get("/v1/claims?vendor=Cerebras&limit=1").json()["total"] > 0
 
@@ -129,7 +129,8 @@ def _csv_count(word: str) -> int:
 def test_accelerator_short_names_and_spellings_find_the_id(full_client, short, ident):
     expected = _csv_count(short.split()[-1].split("-")[0])
     assert expected > 0
-    got = full_client.get("/v1/results", params={"accelerator": short, "limit": 1000}).json()
+    got = full_client.get("/v1/results", params={"accelerator": short, "limit": 1000,
+                                                 "division": "all", "availability": "all"}).json()
     assert got["total"] == expected
     assert {r["accelerator_id"] for r in got["rows"]} == {ident}
     for path in ("/v1/per-accelerator", "/v1/costs"):  # every route over results resolves alike
@@ -193,3 +194,38 @@ def test_repeated_parameters_and_comma_lists_are_the_same(full_client, path, par
     one = full_client.get(path, params=[(param, values[0]), ("limit", 1000)]).json()
     if param not in ("sort", "columns"):  # two values select more than one does
         assert a["total"] > one["total"]
+
+
+RESULT_ROUTES = ["/v1/results", "/v1/per-accelerator", "/v1/energy", "/v1/ratios", "/v1/costs",
+                 "/v1/latency-bounds", "/v1/trends"]
+
+
+@pytest.mark.parametrize("path", RESULT_ROUTES)
+def test_every_results_route_takes_one_vocabulary_with_one_default(full_client, path):
+    """The same parameter set is accepted by every route over MLPerf results; division and
+    availability default to closed + available and ``all`` selects every system."""
+    same = {"round": "6.1", "model": "llama2-70b", "accelerator": "B200", "organization": "nvidia",
+            "system": "dgx", "division": "all", "availability": "all", "limit": 1000}
+    r = full_client.get(path, params=same)
+    assert r.status_code == 200, r.text
+    rows = r.json()["rows"]
+    assert all(row["round"] == "v6.1" for row in rows)
+    assert all("dgx" in (row["system_name"] or "").lower() for row in rows)
+    default = full_client.get(path, params={"limit": 1000}).json()["rows"]
+    everything = full_client.get(path, params={"limit": 1000, "division": "all",
+                                               "availability": "all"}).json()
+    assert all(row["division"] == "closed" and row["availability"] == "available"
+               for row in default)
+    assert everything["total"] >= len(default)
+
+
+def test_claim_checks_take_round_spellings_and_a_verdict(full_client):
+    v61 = full_client.get("/v1/claim-checks?round=v6.1&limit=1000").json()
+    assert v61["total"] > 0
+    assert full_client.get("/v1/claim-checks?round=6.1&limit=1000").json()["total"] == v61["total"]
+    verdict = v61["rows"][0]["verdict"]
+    picked = full_client.get("/v1/claim-checks", params={"round": "6.1", "verdict": verdict,
+                                                         "limit": 1000}).json()
+    assert picked["total"] == sum(1 for r in v61["rows"] if r["verdict"] == verdict)
+    assert full_client.get("/v1/claim-checks", params={"verdict": verdict.upper()}).json()[
+        "total"] >= picked["total"]

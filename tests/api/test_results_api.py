@@ -16,7 +16,7 @@ def client(full_client):
 
 
 def test_filters_combine(client):
-    body = client.get("/v1/results", params={"model": "deepseek-r1", "scenario": "interactive",
+    body = client.get("/v1/results", params={"division": "all", "availability": "all", "model": "deepseek-r1", "scenario": "interactive",
                                              "organization": "NVIDIA"}).json()
     platforms = {r["platform"]: r["result"] for r in body["rows"]}
     assert platforms["GB200-NVL72_GB200-186GB_aarch64x72_TRT"] == 240274.0
@@ -25,19 +25,19 @@ def test_filters_combine(client):
 
 
 def test_model_spellings_meet(client):
-    a = client.get("/v1/results?model=llama3_1-8b&limit=1").json()["total"]
-    b = client.get("/v1/results?model=llama3.1-8b&limit=1").json()["total"]
+    a = client.get("/v1/results?division=all&availability=all&model=llama3_1-8b&limit=1").json()["total"]
+    b = client.get("/v1/results?division=all&availability=all&model=llama3.1-8b&limit=1").json()["total"]
     assert a == b == 77
 
 
 def test_repeated_and_comma_lists(client):
-    one = client.get("/v1/results?scenario=Offline&scenario=Server&limit=1").json()["total"]
-    two = client.get("/v1/results?scenario=Offline,Server&limit=1").json()["total"]
+    one = client.get("/v1/results?division=all&availability=all&scenario=Offline&scenario=Server&limit=1").json()["total"]
+    two = client.get("/v1/results?division=all&availability=all&scenario=Offline,Server&limit=1").json()["total"]
     assert one == two == 239 + 178
 
 
 def test_pagination_walks_every_row_once(client):
-    seen, url = [], "/v1/results?limit=100&sort=-result"
+    seen, url = [], "/v1/results?division=all&availability=all&limit=100&sort=-result"
     while url:
         body = client.get(url).json()
         seen += [r["id"] for r in body["rows"]]
@@ -49,16 +49,16 @@ def test_pagination_walks_every_row_once(client):
                                           (100, 492), (7, 1000), (1, 491)])
 def test_total_is_the_full_count_whatever_the_page(client, limit, offset):
     """The total comes from the page when it is not full, else from a count: same answer."""
-    body = client.get(f"/v1/results?limit={limit}&offset={offset}").json()
+    body = client.get(f"/v1/results?division=all&availability=all&limit={limit}&offset={offset}").json()
     assert body["total"] == 492
     assert len(body["rows"]) == max(0, min(limit, 492 - offset))
-    filtered = client.get(f"/v1/results?model=deepseek-r1&limit={limit}&offset={offset}").json()
-    everything = client.get("/v1/results?model=deepseek-r1&limit=1000").json()["rows"]
+    filtered = client.get(f"/v1/results?division=all&availability=all&model=deepseek-r1&limit={limit}&offset={offset}").json()
+    everything = client.get("/v1/results?division=all&availability=all&model=deepseek-r1&limit=1000").json()["rows"]
     assert filtered["total"] == len(everything)
 
 
 def test_sort_and_columns(client):
-    body = client.get("/v1/results?model=llama2-70b-99.9&scenario=Offline&sort=-result"
+    body = client.get("/v1/results?division=all&availability=all&model=llama2-70b-99.9&scenario=Offline&sort=-result"
                       "&columns=organization,result&limit=3").json()
     results = [r["result"] for r in body["rows"]]
     assert results == sorted(results, reverse=True)
@@ -70,35 +70,35 @@ def test_system_substring_and_range(client):
         expected = sorted(float(r["Result"]) for r in csv.DictReader(f)
                           if "gb300" in r["SystemName"].lower()
                           and 600000 <= float(r["Result"]) <= 700000)
-    body = client.get("/v1/results?system=gb300&min_result=600000&max_result=700000"
+    body = client.get("/v1/results?division=all&availability=all&system=gb300&min_result=600000&max_result=700000"
                       "&sort=result").json()
     assert [r["result"] for r in body["rows"]] == expected and 679740.0 in expected
 
 
 def test_accelerator_filter_accepts_published_name(client):
     """A published spelling matches whatever its case (v6.1 has both Nvidia and NVIDIA)."""
-    rows = client.get("/v1/results", params={"limit": 1000}).json()["rows"]
+    rows = client.get("/v1/results", params={"division": "all", "availability": "all", "limit": 1000}).json()["rows"]
     expected = sum(r["accelerator_model_name"] is not None
                    and r["accelerator_model_name"].lower() == "nvidia b300-sxm-270gb" for r in rows)
     assert expected > 4  # 4 spelled "Nvidia …", the rest "NVIDIA …"
-    body = client.get("/v1/results", params={"accelerator": "Nvidia B300-SXM-270GB"}).json()
+    body = client.get("/v1/results", params={"division": "all", "availability": "all", "accelerator": "Nvidia B300-SXM-270GB"}).json()
     assert body["total"] == expected
 
 
 def test_csv_matches_json(client):
     params = "model=deepseek-r1&sort=result"
-    rows = client.get(f"/v1/results?{params}&limit=1000").json()["rows"]
-    r = client.get(f"/v1/results?{params}&limit=1000&format=csv")
+    rows = client.get(f"/v1/results?division=all&availability=all&{params}&limit=1000").json()["rows"]
+    r = client.get(f"/v1/results?division=all&availability=all&{params}&limit=1000&format=csv")
     assert r.headers["content-type"].startswith("text/csv")
     parsed = list(csv.DictReader(io.StringIO(r.text)))
     assert [p["id"] for p in parsed] == [x["id"] for x in rows]
     assert [float(p["result"]) for p in parsed] == [x["result"] for x in rows]
-    via_accept = client.get(f"/v1/results?{params}&limit=1000", headers={"Accept": "text/csv"})
+    via_accept = client.get(f"/v1/results?division=all&availability=all&{params}&limit=1000", headers={"Accept": "text/csv"})
     assert via_accept.text == r.text
 
 
 def test_unknown_filter_value_is_empty_not_error(client):
-    body = client.get("/v1/results?organization=Nobody").json()
+    body = client.get("/v1/results?division=all&availability=all&organization=Nobody").json()
     assert body["total"] == 0 and body["rows"] == []
 
 
@@ -117,7 +117,7 @@ def test_invalid_parameters_get_one_error_shape(client, query, param):
 
 
 def test_one_result_with_its_source(client):
-    row = client.get("/v1/results?model=deepseek-r1&scenario=Interactive&system=GB200").json()[
+    row = client.get("/v1/results?division=all&availability=all&model=deepseek-r1&scenario=Interactive&system=GB200").json()[
         "rows"][0]
     body = client.get(f"/v1/results/{row['id']}").json()
     assert body["row"]["result"] == 240274.0
@@ -140,13 +140,13 @@ def test_api_is_read_only(client):
 
 
 def test_etag_round_trip(client):
-    r = client.get("/v1/results?model=deepseek-r1")
+    r = client.get("/v1/results?division=all&availability=all&model=deepseek-r1")
     etag = r.headers["etag"]
     assert r.headers["cache-control"].startswith("public, max-age=")
     assert "last-modified" in r.headers
-    again = client.get("/v1/results?model=deepseek-r1", headers={"If-None-Match": etag})
+    again = client.get("/v1/results?division=all&availability=all&model=deepseek-r1", headers={"If-None-Match": etag})
     assert again.status_code == 304 and again.content == b""
-    other = client.get("/v1/results?model=llama2-70b-99.9", headers={"If-None-Match": etag})
+    other = client.get("/v1/results?division=all&availability=all&model=llama2-70b-99.9", headers={"If-None-Match": etag})
     assert other.status_code == 200
 
 
