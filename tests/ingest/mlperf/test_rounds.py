@@ -238,12 +238,13 @@ def test_a_name_that_fits_two_ids_is_never_guessed():
 
 
 def test_every_round_of_the_defaults_is_pinned_and_its_format_left_to_the_bytes():
-    from ingest.mlperf.load import DEFAULT_ROUNDS
+    from ingest.mlperf.load import DEFAULT_ROUNDS, PinnedRound
 
     assert set(DEFAULT_ROUNDS) == {"v4.1", "v5.1", "v6.0", "v6.1"}
-    for name in ("v4.1", "v5.1", "v6.0"):
-        assert DEFAULT_ROUNDS[name].endswith("/summary_results.json")
-        assert len(DEFAULT_ROUNDS[name].split("/")[-2]) == 40  # a commit, not a branch
+    for name, spec in DEFAULT_ROUNDS.items():
+        assert isinstance(spec, PinnedRound) and spec.sha256 is not None  # bytes pinned too
+        assert spec.url.endswith("/summary.csv" if name == "v6.1" else "/summary_results.json")
+        assert len(spec.url.split("/")[-2]) == 40  # a commit, not a branch
 
 
 def test_rows_from_an_earlier_parser_are_read_again(tmp_path, monkeypatch):
