@@ -17,7 +17,6 @@ from tests.helpers import (
     V51_JSON,
     LocalServer,
     copy_data_dir,
-    need_shared,
 )
 from warehouse.settings import Settings
 
@@ -68,16 +67,13 @@ def azure_table(server: LocalServer) -> str:
 
 
 def full_sources(path: Path, server: LocalServer | None = None, **over: str) -> Path:
-    """Sources for the real MLPerf CSV and rules (file paths), the repository's curated data and,
-    given a server, the Azure emulator on it."""
+    """Sources for the real MLPerf CSV and rules (the copies carried in tests/cases, as paths),
+    the repository's curated data and, given a server, the Azure emulator on it."""
     tables = {"mlperf": f'rounds = {{ "v6.1" = "{SUMMARY_CSV}" }}',
               "mlperf_rules": f'url = "{RULES_ADOC}"',
               "curated": f'dir = "{REPO / "data"}"'}
     if server is not None:
         tables["azure_prices"] = azure_table(server)
-    for table, real in (("mlperf", SUMMARY_CSV), ("mlperf_rules", RULES_ADOC)):
-        if table not in over:  # a real file from ../shared/data: skip, naming it, when absent
-            need_shared(real)
     tables.update(over)
     return write_sources(path, **tables)
 
@@ -86,8 +82,6 @@ def full_sources(path: Path, server: LocalServer | None = None, **over: str) -> 
 def full_warehouse(tmp_path_factory, session_server) -> Path:
     """A data directory published once from the real v6.1 CSV, the real rules document, the
     curated files and the recorded Azure price items (served by the emulator, 4 per page)."""
-    need_shared(SUMMARY_CSV)
-    need_shared(RULES_ADOC)
     tmp = tmp_path_factory.mktemp("full")
     session_server.reset()
     mount_azure(session_server, page_size=4)
@@ -102,9 +96,6 @@ def full_warehouse(tmp_path_factory, session_server) -> Path:
 def rounds_warehouse(tmp_path_factory) -> Path:
     """A data directory published once from two rounds in their two formats (the real v5.1
     summary_results.json and v6.1 summary.csv), the real rules and the curated files."""
-    need_shared(SUMMARY_CSV)
-    need_shared(V51_JSON)
-    need_shared(RULES_ADOC)
     tmp = tmp_path_factory.mktemp("rounds")
     sources = full_sources(tmp / "sources.toml",
                            mlperf=f'rounds = {{ "v5.1" = "{V51_JSON}", "v6.1" = "{SUMMARY_CSV}" }}')
@@ -117,9 +108,6 @@ def rounds_warehouse(tmp_path_factory) -> Path:
 def evidence_warehouse(tmp_path_factory, session_server) -> Path:
     """Everything at once, as the README's examples need it: both rounds in their two formats,
     the rules, the curated files and the recorded Azure prices (served by the emulator)."""
-    need_shared(SUMMARY_CSV)
-    need_shared(V51_JSON)
-    need_shared(RULES_ADOC)
     tmp = tmp_path_factory.mktemp("evidence")
     session_server.reset()
     mount_azure(session_server, page_size=4)
@@ -177,7 +165,7 @@ def client_for():
 @pytest.fixture(scope="session")
 def http_published(session_server, tmp_path_factory) -> tuple[Path, bytes]:
     """A data directory published once from the real CSV served at /summary.csv."""
-    body = need_shared(SUMMARY_CSV).read_bytes()
+    body = SUMMARY_CSV.read_bytes()
     session_server.reset()
     session_server.files["/summary.csv"] = body
     tmp = tmp_path_factory.mktemp("http_published")

@@ -1,11 +1,16 @@
 """Test helpers: a real local HTTP server with scripted responses, settings for a temp dir,
-paths of the shared real data files."""
+paths of the real MLPerf files the repository carries (tests/cases/mlperf)."""
 
 from __future__ import annotations
 
+import atexit
+import gzip
+import hashlib
 import shutil
 import socket
+import tempfile
 import threading
+import tomllib
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,18 +20,39 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO.parent / "shared" / "data"
-SUMMARY_CSV = SHARED_DATA / "mlperf" / "inference_results_v6.1" / "summary.csv"
-V51_JSON = SHARED_DATA / "mlperf" / "inference_results_v5.1" / "summary_results.json"
-RULES_ADOC = SHARED_DATA / "mlperf" / "inference_policies" / "inference_rules.adoc"
 CASES = REPO / "tests" / "cases"
+REAL_CASES = CASES / "mlperf"  # gzip copies of real MLPerf files; PROVENANCE.toml says whose
 
 
-def need_shared(path: Path) -> Path:
-    """Skip (with the reason) when ../shared/data is not next to the repository."""
-    if not path.exists():
-        pytest.skip(f"real source file {path} is absent (../shared/data not laid out here)")
-    return path
+def carried_cases() -> list[dict]:
+    """The entries of tests/cases/mlperf/PROVENANCE.toml: path (of the .gz), upstream URL,
+    repository, commit, sha256 and size of the uncompressed bytes."""
+    return tomllib.loads((REAL_CASES / "PROVENANCE.toml").read_text(encoding="utf-8"))["file"]
+
+
+def _unpack_real_cases() -> Path:
+    """Decompress every carried file into a fresh temporary directory (removed when the process
+    exits), under its upstream name, refusing any whose bytes differ from the recorded sha256.
+    Runs once per process: once per test session (per xdist worker) or tool run."""
+    out = Path(tempfile.mkdtemp(prefix="perfledger-real-cases-"))
+    atexit.register(shutil.rmtree, out, True)
+    for entry in carried_cases():
+        gz = REAL_CASES / entry["path"]
+        body = gzip.decompress(gz.read_bytes())
+        digest = hashlib.sha256(body).hexdigest()
+        if digest != entry["sha256"]:
+            raise RuntimeError(f"{gz}: uncompressed sha256 is {digest}, PROVENANCE.toml records "
+                               f"{entry['sha256']} ({entry['upstream']}); the carried copy is damaged")
+        target = out / entry["path"].removesuffix(".gz")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(body)
+    return out
+
+
+REAL_DATA = _unpack_real_cases()
+SUMMARY_CSV = REAL_DATA / "inference_results_v6.1" / "summary.csv"
+V51_JSON = REAL_DATA / "inference_results_v5.1" / "summary_results.json"
+RULES_ADOC = REAL_DATA / "inference_policies" / "inference_rules.adoc"
 
 
 def free_port() -> int:

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 
 from tests.conftest import write_sources
-from tests.helpers import SUMMARY_CSV, free_port, need_shared
+from tests.helpers import SUMMARY_CSV, free_port
 
 BIN = Path(sys.executable).parent
 
@@ -30,7 +30,7 @@ def wait_until_up(url: str, timeout: float = 30) -> None:
 
 
 def test_refresh_command_then_serve_then_read(server, tmp_path):
-    body = need_shared(SUMMARY_CSV).read_bytes()
+    body = SUMMARY_CSV.read_bytes()
     server.files["/summary.csv"] = body
     sources = write_sources(tmp_path / "sources.toml",
                             mlperf=f'rounds = {{ "v6.1" = "{server.url("/summary.csv")}" }}')

@@ -4,46 +4,90 @@ from __future__ import annotations
 
 import re
 import time
+from typing import Annotated
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from ingest.context import LoadContext, SourceConfig
 from ingest.http import Raw
+from ingest.mirror import carried, fetch_pinned
 from ingest.mlperf.parse import PARSER_VERSION, SOURCE, ParseReport, parse
 from warehouse.db import insert_rows, scalar
 from warehouse.exceptions import ParseError, PerfledgerError, SourceError
 from warehouse.redact import redact
 
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class PinnedRound(BaseModel):
+    """A round's file at a pinned commit: its URL and the sha256 its bytes must have."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str
+    sha256: Sha256 | None = Field(None, description="sha256 of the file's bytes: other bytes are "
+                                  "refused, and the built-in mirror's copy with it stands in "
+                                  "when the fetch fails.")
+
+
 _PINNED = "https://raw.githubusercontent.com/mlcommons/inference_results_{round}/{commit}/{file}"
-DEFAULT_ROUNDS = {  # pinned commits keep provenance exact; the format is read from the bytes
-    "v4.1": _PINNED.format(round="v4.1", commit="4a0c87411066bd697db46fa44cf6f04fd458f627",
+DEFAULT_ROUNDS: dict[str, PinnedRound] = {  # pinned commits keep provenance exact (and
+    # let the built-in mirror stand in offline); the format is read from the bytes
+    "v4.1": PinnedRound(
+        url=_PINNED.format(round="v4.1", commit="4a0c87411066bd697db46fa44cf6f04fd458f627",
                            file="summary_results.json"),
-    "v5.1": _PINNED.format(round="v5.1", commit="029742c79b1ec561e2f5a25d7daa585d2beebde1",
+        sha256="8ec7a5b032f7d51c57de04bc04b7e9c94bdc8cd707ab4f4b84f921263e38f51a"),
+    "v5.1": PinnedRound(
+        url=_PINNED.format(round="v5.1", commit="029742c79b1ec561e2f5a25d7daa585d2beebde1",
                            file="summary_results.json"),
-    "v6.0": _PINNED.format(round="v6.0", commit="ab33b2144a9f822f69d24f78569f993d195ee7e5",
+        sha256="68c19b46cf5a87f535beae81154d61c3d981fe850ae3d09af530c769b6e0cc68"),
+    "v6.0": PinnedRound(
+        url=_PINNED.format(round="v6.0", commit="ab33b2144a9f822f69d24f78569f993d195ee7e5",
                            file="summary_results.json"),
-    "v6.1": "https://raw.githubusercontent.com/mlcommons/inference_results_v6.1/main/summary.csv",
+        sha256="52fa813a27834e8de38eca9fd381688df1cf9cd95020d2bd9e951f6cc16384ae"),
+    "v6.1": PinnedRound(
+        url=_PINNED.format(round="v6.1", commit="7bf15fd8089655a71fb75c81a744d7ba5a632424",
+                           file="summary.csv"),
+        sha256="87980a2dfba85139ca806b63634305bcbc4ad6803bf2d520351e022ba905065a"),
 }
 
 
 class MlperfConfig(SourceConfig):
-    """MLPerf Inference summaries, one URL per round."""
+    """MLPerf Inference summaries, one per round: a URL, or ``{ url, sha256 }`` for a file
+    pinned to a commit."""
 
-    rounds: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_ROUNDS))
+    rounds: dict[str, PinnedRound] = Field(default_factory=lambda: dict(DEFAULT_ROUNDS))
+    builtin_mirror: bool = Field(True, description="When a pinned round's fetch fails, read the "
+                                 "copy perfledger carries (same sha256), if it carries one.")
+
+    @field_validator("rounds", mode="before")
+    @classmethod
+    def _plain_urls(cls, rounds: object) -> object:
+        """A round given as a plain URL has no pin; anything else must be ``{ url, sha256 }``."""
+        if not isinstance(rounds, dict):
+            return rounds
+        for name, spec in rounds.items():
+            if not isinstance(spec, str | dict | PinnedRound):
+                raise ValueError(f"round {name!r}: a URL or {{ url = ..., sha256 = ... }}, "
+                                 f"not {spec!r}")
+        return {name: {"url": spec} if isinstance(spec, str) else spec
+                for name, spec in rounds.items()}
 
 
 def load(ctx: LoadContext) -> None:
     """Each configured round on its own: fetch, parse (format recognised from the content),
-    check, and replace that round's rows. A round that fails (unreachable, unparseable, empty,
-    shrunk) keeps its last good rows and is named stale; the other rounds still land."""
+    check, and replace that round's rows. A round that fails (unreachable with no carried copy,
+    unparseable, empty, shrunk) keeps its last good rows and is named stale; the other rounds
+    still land."""
     cfg = ctx.config
     assert isinstance(cfg, MlperfConfig)
     written = 0
-    for round_name, url in cfg.rounds.items():
-        detail: dict = {"url": redact(ctx.resolve(url))}
+    for round_name, pin in cfg.rounds.items():
+        detail: dict = {"url": redact(ctx.resolve(pin.url))}
         ctx.outcome.details[round_name] = detail
         try:
-            written += _load_round(ctx, round_name, ctx.resolve(url), detail)
+            written += _load_round(ctx, round_name, ctx.resolve(pin.url), detail,
+                                   sha256=pin.sha256, mirror=cfg.builtin_mirror)
         except PerfledgerError as e:
             detail.update(status="failed", message=str(e))
             if isinstance(e, SourceError) and e.excerpt:
@@ -55,14 +99,22 @@ def load(ctx: LoadContext) -> None:
         raise SourceError("; ".join(f"{r}: {why}" for r, why in ctx.outcome.stale.items()),
                           source=SOURCE)
     ctx.outcome.finish(written)
+    mirrored = [r for r, d in ctx.outcome.details.items() if "source" in d]
+    if mirrored:  # said on the source's summary line, not only in the report
+        ctx.outcome.message = "; ".join(filter(None, [
+            ctx.outcome.message, f"{', '.join(mirrored)} read from the built-in mirror's carried "
+            "copies (the network fetch failed)"]))
 
 
-def _load_round(ctx: LoadContext, round_name: str, url: str, detail: dict) -> int:
+def _load_round(ctx: LoadContext, round_name: str, url: str, detail: dict, *,
+                sha256: str | None, mirror: bool) -> int:
     """One round; returns the rows written (0 when its file has not changed)."""
     prev = ctx.previous(SOURCE, round_name)
     started = time.perf_counter()
-    raw = ctx.fetch(url, SOURCE, prev)
+    raw = fetch_pinned(ctx, url, SOURCE, prev, what=round_name, sha256=sha256, mirror=mirror)
     detail["fetch_seconds"] = round(time.perf_counter() - started, 3)
+    if carried(raw):  # the network failed; the built-in mirror stood in
+        detail["source"] = raw.url
     reparse = prev is not None and prev["parser_version"] != PARSER_VERSION
     if not reparse and (raw.not_modified or (prev and prev["sha256"] == raw.sha256)):
         detail["status"] = "unchanged (304)" if raw.not_modified else "unchanged (same sha256)"

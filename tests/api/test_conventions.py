@@ -114,9 +114,9 @@ def _csv_count(word: str) -> int:
     import csv
     import re
 
-    from tests.helpers import SUMMARY_CSV, need_shared
+    from tests.helpers import SUMMARY_CSV
 
-    with need_shared(SUMMARY_CSV).open(newline="") as f:
+    with SUMMARY_CSV.open(newline="") as f:
         names = [r["accelerator_model_name"] for r in csv.DictReader(f)]
     return sum(1 for n in names if " + " not in n and " and " not in n
                and word.lower() in re.split(r"[\s-]+", n.lower()))

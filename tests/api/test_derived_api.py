@@ -10,7 +10,7 @@ import pytest
 from ingest.refresh import refresh
 from tests.azure_emulator import seed_items
 from tests.conftest import full_sources, make_settings, mount_azure
-from tests.helpers import SUMMARY_CSV, need_shared
+from tests.helpers import SUMMARY_CSV
 
 
 def all_rows(client, url: str, **params) -> list[dict]:
@@ -28,7 +28,7 @@ def csv_pairs() -> dict[tuple, dict[str, tuple[float, str, int]]]:
     """(round, division, org, platform, model) → scenario → (result, units, accelerators),
     normalised here independently of the code under test."""
     systems: dict[tuple, dict] = defaultdict(dict)
-    with need_shared(SUMMARY_CSV).open(newline="") as f:
+    with SUMMARY_CSV.open(newline="") as f:
         for r in csv.DictReader(f):
             model = r["Model"].lower().replace("3_1", "3.1")
             key = (r["version"], r["Division"], r["Organization"], r["Platform"], model)

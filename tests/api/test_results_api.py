@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from tests.helpers import SUMMARY_CSV, need_shared
+from tests.helpers import SUMMARY_CSV
 
 
 @pytest.fixture
@@ -66,7 +66,7 @@ def test_sort_and_columns(client):
 
 
 def test_system_substring_and_range(client):
-    with need_shared(SUMMARY_CSV).open(newline="") as f:
+    with SUMMARY_CSV.open(newline="") as f:
         expected = sorted(float(r["Result"]) for r in csv.DictReader(f)
                           if "gb300" in r["SystemName"].lower()
                           and 600000 <= float(r["Result"]) <= 700000)

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from ingest.refresh import refresh
 from tests.conftest import full_sources, make_settings, mount_azure, write_sources
-from tests.helpers import RULES_ADOC, Reply, need_shared
+from tests.helpers import RULES_ADOC, Reply
 from warehouse.exceptions import ConfigError
 from warehouse.redact import redact, redact_text, secret_name
 from warehouse.settings import Settings
@@ -194,7 +194,7 @@ def test_a_trickling_server_cannot_hold_a_refresh(tmp_path):
         sources = write_sources(
             tmp_path / "sources.toml",
             mlperf=f'rounds = {{ "v9.9" = "http://127.0.0.1:{trickle.port}/summary.csv" }}',
-            mlperf_rules=f'url = "{need_shared(RULES_ADOC)}"')
+            mlperf_rules=f'url = "{RULES_ADOC}"')
         settings_ = make_settings(tmp_path, sources, http_deadline=1.5)
         started = time.monotonic()
         report = refresh(settings_)
@@ -221,12 +221,12 @@ def test_a_refresh_deadline_ends_every_source_still_fetching(tmp_path, server):
 
 
 def rules_without(model: str) -> str:
-    lines = need_shared(RULES_ADOC).read_text().splitlines(keepends=True)
+    lines = RULES_ADOC.read_text().splitlines(keepends=True)
     return "".join(line for line in lines if not (line.startswith("|") and f"|{model} " in line))
 
 
 def test_a_model_that_loses_its_limits_is_refused_by_name(tmp_path, server, client_for):
-    server.files["/rules.adoc"] = need_shared(RULES_ADOC).read_bytes()
+    server.files["/rules.adoc"] = RULES_ADOC.read_bytes()
     sources = write_sources(tmp_path / "sources.toml",
                             mlperf_rules=f'url = "{server.url("/rules.adoc")}"')
     settings_ = make_settings(tmp_path, sources)

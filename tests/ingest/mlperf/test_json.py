@@ -11,10 +11,10 @@ import pytest
 
 from ingest.http import Raw
 from ingest.mlperf.parse import ParseReport, parse
-from tests.helpers import SHARED_DATA, need_shared
+from tests.helpers import V51_JSON
 from warehouse.exceptions import ParseError
 
-V51 = SHARED_DATA / "mlperf" / "inference_results_v5.1" / "summary_results.json"
+V51 = V51_JSON
 
 
 def raw_of(body: bytes, url: str = "https://example.org/summary.csv") -> Raw:
@@ -29,7 +29,7 @@ def rows_of(records: list | dict | str, round_name: str = "v5.1") -> list[dict]:
 
 @pytest.fixture(scope="module")
 def records() -> list[dict]:
-    return json.loads(need_shared(V51).read_text())
+    return json.loads(V51.read_text())
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from ingest.http import Raw
 from ingest.mlperf import parse as mlperf
 from ingest.mlperf.csv_format import HEADERS
 from ingest.mlperf.rows import _NULLS, NATURAL_KEY, TYPES
-from tests.helpers import SUMMARY_CSV, need_shared
+from tests.helpers import SUMMARY_CSV
 from warehouse.exceptions import ParseError
 from warehouse.vocabulary import SCENARIOS, normalise_model, normalise_scenario
 
@@ -27,13 +27,13 @@ def raw_of(body: bytes) -> Raw:
 
 @pytest.fixture(scope="module")
 def real_rows() -> list[dict]:
-    body = need_shared(SUMMARY_CSV).read_bytes()
+    body = SUMMARY_CSV.read_bytes()
     return list(mlperf.parse(raw_of(body), round_name="v6.1", snapshot_id="s1"))
 
 
 @pytest.fixture(scope="module")
 def csv_rows() -> list[dict]:
-    with need_shared(SUMMARY_CSV).open(newline="", encoding="utf-8") as f:
+    with SUMMARY_CSV.open(newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
 
 

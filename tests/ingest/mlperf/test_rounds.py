@@ -15,17 +15,17 @@ import yaml
 from ingest.mlperf.accelerators import rule_match, signature
 from ingest.refresh import refresh
 from tests.conftest import full_sources, make_settings, write_sources
-from tests.helpers import REPO, SUMMARY_CSV, V51_JSON, need_shared
+from tests.helpers import REPO, SUMMARY_CSV, V51_JSON
 
 
 @pytest.fixture(scope="module")
 def v51() -> list[dict]:
-    return json.loads(need_shared(V51_JSON).read_text())
+    return json.loads(V51_JSON.read_text())
 
 
 @pytest.fixture(scope="module")
 def v61() -> list[dict]:
-    with need_shared(SUMMARY_CSV).open(newline="", encoding="utf-8-sig") as f:
+    with SUMMARY_CSV.open(newline="", encoding="utf-8-sig") as f:
         return list(csv.DictReader(f))
 
 
@@ -153,7 +153,7 @@ def test_ratios_flag_unit_mismatches_of_every_round(rounds_client):
 
 
 def test_one_round_failing_never_blocks_the_others(tmp_path, server, client_for):
-    body = need_shared(SUMMARY_CSV).read_bytes()
+    body = SUMMARY_CSV.read_bytes()
     server.files["/v6.1.csv"] = body
     rounds = (f'rounds = {{ "v5.1" = "http://127.0.0.1:9/summary_results.json", '
               f'"v6.1" = "{server.url("/v6.1.csv")}" }}')
@@ -179,8 +179,7 @@ def test_one_round_failing_never_blocks_the_others(tmp_path, server, client_for)
 
 
 def test_a_shrunk_round_is_refused_while_another_round_lands(tmp_path, server, client_for):
-    need_shared(V51_JSON)
-    body = need_shared(SUMMARY_CSV).read_bytes()
+    body = SUMMARY_CSV.read_bytes()
     server.files["/v6.1.csv"] = body
     rounds = f'rounds = {{ "v5.1" = "{V51_JSON}", "v6.1" = "{server.url("/v6.1.csv")}" }}'
     settings = make_settings(tmp_path, write_sources(tmp_path / "sources.toml", mlperf=rounds))
@@ -239,12 +238,13 @@ def test_a_name_that_fits_two_ids_is_never_guessed():
 
 
 def test_every_round_of_the_defaults_is_pinned_and_its_format_left_to_the_bytes():
-    from ingest.mlperf.load import DEFAULT_ROUNDS
+    from ingest.mlperf.load import DEFAULT_ROUNDS, PinnedRound
 
     assert set(DEFAULT_ROUNDS) == {"v4.1", "v5.1", "v6.0", "v6.1"}
-    for name in ("v4.1", "v5.1", "v6.0"):
-        assert DEFAULT_ROUNDS[name].endswith("/summary_results.json")
-        assert len(DEFAULT_ROUNDS[name].split("/")[-2]) == 40  # a commit, not a branch
+    for name, spec in DEFAULT_ROUNDS.items():
+        assert isinstance(spec, PinnedRound) and spec.sha256 is not None  # bytes pinned too
+        assert spec.url.endswith("/summary.csv" if name == "v6.1" else "/summary_results.json")
+        assert len(spec.url.split("/")[-2]) == 40  # a commit, not a branch
 
 
 def test_rows_from_an_earlier_parser_are_read_again(tmp_path, monkeypatch):
@@ -255,7 +255,7 @@ def test_rows_from_an_earlier_parser_are_read_again(tmp_path, monkeypatch):
     mlperf_load = importlib.import_module("ingest.mlperf.load")  # the module, not load()
 
     sources = full_sources(tmp_path / "sources.toml",
-                           mlperf=f'rounds = {{ "v6.1" = "{need_shared(SUMMARY_CSV)}" }}')
+                           mlperf=f'rounds = {{ "v6.1" = "{SUMMARY_CSV}" }}')
     settings = make_settings(tmp_path, sources)
     assert refresh(settings).status == "published"
     assert refresh(settings).status == "unchanged"

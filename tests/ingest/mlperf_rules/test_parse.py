@@ -8,7 +8,7 @@ import pytest
 
 from ingest.http import Raw
 from ingest.mlperf_rules import parse as mlperf_rules
-from tests.helpers import RULES_ADOC, need_shared
+from tests.helpers import RULES_ADOC
 from warehouse.exceptions import ParseError
 
 
@@ -19,7 +19,7 @@ def parse_text(text: str) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def limits() -> dict[tuple[str, str], tuple[float, float]]:
-    rows = parse_text(need_shared(RULES_ADOC).read_text())
+    rows = parse_text(RULES_ADOC.read_text())
     return {(r["model_family"], r["scenario"]): (r["ttft_ms"], r["tpot_ms"]) for r in rows}
 
 
@@ -41,7 +41,7 @@ def test_single_limit_row_is_server(limits):
 
 
 def test_reference_tokens_and_speculative_allowances():
-    rows = parse_text(need_shared(RULES_ADOC).read_text())
+    rows = parse_text(RULES_ADOC.read_text())
     by = {(r["model_family"], r["scenario"]): r for r in rows}
     assert by[("llama2-70b", "Interactive")]["reference_tokens"] == 294.45
     assert "MTP head" in by[("deepseek-r1", "Interactive")]["speculative_decoding"]
