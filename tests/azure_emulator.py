@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
 
 from tests.helpers import CASES, Reply, Request
+from tools.bench_server import generate_items  # noqa: F401 - tests take it from here
 
 _EQ = re.compile(r"^(\w+) eq '([^']*)'$")
 _STARTS = re.compile(r"^startswith\((\w+), *'([^']*)'\)$")
@@ -61,25 +62,6 @@ def matches(item: dict, expr: str) -> bool:
 def seed_items() -> list[dict]:
     """The recorded fixture items (tests/cases/azure_prices/items.json)."""
     return json.loads((CASES / "azure_prices" / "items.json").read_text())["Items"]
-
-
-def generate_items(n: int, start: int = 0) -> list[dict]:
-    """``n`` synthetic GPU VM price items in the API's format (for scale tests and bench)."""
-    skus = ["Standard_ND96isr_H100_v5", "Standard_ND96isr_H200_v5", "Standard_NC40ads_H100_v5",
-            "Standard_NC24ads_A100_v4", "Standard_ND96isr_MI300X_v5"]
-    out = []
-    for i in range(start, start + n):
-        sku = skus[i % len(skus)]
-        out.append({
-            "currencyCode": "USD", "tierMinimumUnits": 0.0, "retailPrice": 1.0 + (i % 997) / 10,
-            "unitPrice": 1.0 + (i % 997) / 10, "armRegionName": f"region{i // len(skus) % 400}",
-            "location": "Somewhere", "effectiveStartDate": "2026-01-01T00:00:00Z",
-            "meterId": f"meter-{i}", "meterName": sku[9:], "productId": "p", "skuId": f"sku-{i}",
-            "productName": "Virtual Machines ND Series", "skuName": sku[9:],
-            "serviceName": "Virtual Machines", "serviceId": "x", "serviceFamily": "Compute",
-            "unitOfMeasure": "1 Hour", "type": "Consumption", "isPrimaryMeterRegion": True,
-            "armSkuName": sku})
-    return out
 
 
 @dataclass

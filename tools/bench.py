@@ -28,9 +28,17 @@ from urllib.parse import quote
 import duckdb
 import httpx
 
-from tests.azure_emulator import AzureEmulator, generate_items, seed_items
-from tests.conftest import AZURE_PATH, full_sources
-from tests.helpers import REPO, SUMMARY_CSV, LocalServer, free_port
+from tools.bench_server import (
+    AZURE_ITEMS,
+    REPO,
+    RULES,
+    SUMMARY_CSV,
+    BenchServer,
+    carried,
+    free_port,
+    generate_items,
+    sources_toml,
+)
 
 BIN = Path(sys.executable).parent
 SECONDS = float(os.environ.get("BENCH_SECONDS", "2"))
@@ -217,7 +225,7 @@ def seed_price_history(snapshot: Path, versions_per_item: int) -> int:
 
 def scaled_csv(rounds: int) -> bytes:
     """The v6.1 summary repeated as `rounds` synthetic rounds (v6.1-s1 …)."""
-    rows = list(csv.DictReader(io.StringIO(SUMMARY_CSV.read_text())))
+    rows = list(csv.DictReader(io.StringIO(carried(SUMMARY_CSV).decode())))
     out = io.StringIO()
     w = csv.DictWriter(out, fieldnames=list(rows[0]), quoting=csv.QUOTE_ALL)
     w.writeheader()
@@ -423,19 +431,19 @@ def main() -> None:
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: `make bench` installs it (apt-get install wrk)")
     work = Path(tempfile.mkdtemp(prefix="perfledger-bench-"))
-    server = LocalServer().start()
+    server = BenchServer()
     results: dict = {"machine": machine(), "started": datetime.now(UTC).isoformat(),
                      "settings": {"seconds": SECONDS, "repeats": REPEATS}}
     try:
         # ---- refresh, 1x: real CSV + rules + curated + 100,000 generated Azure items
-        server.files["/summary.csv"] = SUMMARY_CSV.read_bytes()
-        items = seed_items() + generate_items(100_000)
-        server.handlers[AZURE_PATH] = AzureEmulator(items, base_url=server.url(AZURE_PATH),
-                                                    cache_pages=True)
+        server.files["/summary.csv"] = carried(SUMMARY_CSV)
+        server.files["/rules.adoc"] = carried(RULES)
+        items = json.loads(AZURE_ITEMS.read_text())["Items"] + generate_items(100_000)
+        server.serve_items(items)
         one = work / "one"
         one.mkdir()
-        sources = full_sources(one / "sources.toml", server,
-                               mlperf=f'rounds = {{ "v6.1" = "{server.url("/summary.csv")}" }}')
+        sources = sources_toml(one / "sources.toml", server,
+                               f'"v6.1" = "{server.url("/summary.csv")}"')
         warm_azure(sources)
         env = {**os.environ, "PERFLEDGER_DATA_DIR": str(one / "var"),
                "PERFLEDGER_SOURCES": str(sources), "BENCH_REPORT": str(one / "report.json")}
@@ -549,10 +557,9 @@ def main() -> None:
         # every price moves: 100,000 versions closed and 100,000 opened on top of the history
         moved = [{**i, "retailPrice": i["retailPrice"] + 0.25, "unitPrice": i["unitPrice"] + 0.25,
                   "effectiveStartDate": "2026-11-01T00:00:00Z"} for i in items]
-        server.handlers[AZURE_PATH] = AzureEmulator(moved, base_url=server.url(AZURE_PATH),
-                                                    cache_pages=True)
-        sources_big = full_sources(big / "sources.toml", server,
-                                   mlperf=f'rounds = {{ "synthetic" = "{server.url("/summary.csv")}" }}')
+        server.serve_items(moved)
+        sources_big = sources_toml(big / "sources.toml", server,
+                                   f'"synthetic" = "{server.url("/summary.csv")}"')
         warm_azure(sources_big)
         env_big = {**env, "PERFLEDGER_DATA_DIR": str(big / "var"),
                    "PERFLEDGER_SOURCES": str(sources_big), "BENCH_REPORT": str(big / "report.json")}

@@ -2,8 +2,8 @@
 
     .venv/bin/python -m tools.make_examples
 
-Builds a warehouse from the real v5.1 JSON and v6.1 CSV, the rules, the curated files and the Azure
-emulator's recorded items, then calls each endpoint once. Rerun it when an endpoint changes;
+Builds a warehouse from the real v5.1 JSON and v6.1 CSV and the rules (the package's built-in
+mirror), the curated files and the recorded Azure items, then calls each endpoint once. Rerun it when an endpoint changes;
 tests/api/test_openapi.py fails when an endpoint has no example.
 """
 
@@ -17,8 +17,17 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from ingest.refresh import refresh
-from tests.conftest import full_sources, make_settings, mount_azure
-from tests.helpers import REPO, SUMMARY_CSV, V51_JSON, LocalServer
+from tools.bench_server import (
+    AZURE_ITEMS,
+    REPO,
+    RULES,
+    SUMMARY_CSV,
+    V51_JSON,
+    BenchServer,
+    carried,
+    sources_toml,
+)
+from warehouse.settings import Settings
 
 CALLS = {
     "/v1/results": "/v1/results?model=deepseek-r1&scenario=Interactive&system=GB200&limit=1",
@@ -74,12 +83,17 @@ def _trim(value: object) -> object:
 
 
 def main() -> None:
-    server = LocalServer().start()
+    server = BenchServer()
     try:
-        mount_azure(server, page_size=4)
+        for path, name in (("/v5.1.json", V51_JSON), ("/v6.1.csv", SUMMARY_CSV),
+                           ("/rules.adoc", RULES)):
+            server.files[path] = carried(name)
+        server.serve_items(json.loads(AZURE_ITEMS.read_text())["Items"])
         tmp = Path(tempfile.mkdtemp(prefix="perfledger-examples-"))
-        rounds = f'rounds = {{ "v5.1" = "{V51_JSON}", "v6.1" = "{SUMMARY_CSV}" }}'
-        settings = make_settings(tmp, full_sources(tmp / "sources.toml", server, mlperf=rounds))
+        rounds = (f'"v5.1" = "{server.url("/v5.1.json")}", '
+                  f'"v6.1" = "{server.url("/v6.1.csv")}"')
+        settings = Settings(data_dir=tmp / "var",
+                            sources=sources_toml(tmp / "sources.toml", server, rounds))
         report = refresh(settings)
         assert report.status == "published", report.message
         client = TestClient(create_app(settings))
