@@ -422,6 +422,28 @@ LEFT JOIN hardware_spec num ON num.id = c.recompute_numerator
 LEFT JOIN hardware_spec den ON den.id = c.recompute_denominator
 """)
 
+view("observation",
+     "InferenceX observations (third_party_measured, SemiAnalysis InferenceX) with the "
+     "accelerator and model ids their keys map to (data/inferencex.yaml). The rows are the "
+     "immutable inferencex_observation rows; only the mapping is joined, so a corrected alias "
+     "relabels history.",
+     {"accelerator_id": "Accelerator id the hardware key maps to; NULL when unmapped or with no "
+                        "counterpart (see hardware_mapping)",
+      "model_id": "Warehouse model id (the MLPerf model family) the raw model key maps to; NULL "
+                  "when the warehouse has no counterpart",
+      "hardware_mapping": "mapped, no_counterpart (listed with id null) or unmapped (not listed)",
+      "model_mapping": "mapped, no_counterpart or unmapped"})(
+"""
+SELECT o.*, h.target_id AS accelerator_id, m.target_id AS model_id,
+       CASE WHEN h.id IS NULL THEN 'unmapped' WHEN h.target_id IS NULL THEN 'no_counterpart'
+            ELSE 'mapped' END AS hardware_mapping,
+       CASE WHEN m.id IS NULL THEN 'unmapped' WHEN m.target_id IS NULL THEN 'no_counterpart'
+            ELSE 'mapped' END AS model_mapping
+FROM inferencex_observation o
+LEFT JOIN inferencex_alias h ON h.kind = 'hardware' AND h.key = o.hardware_base
+LEFT JOIN inferencex_alias m ON m.kind = 'model' AND m.key = o.model
+""")
+
 view("derived_lineage",
      "Every derived row with the basis it reports and the weakest evidence among its inputs; "
      "validation checks that the two agree.")(
