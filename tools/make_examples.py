@@ -19,6 +19,8 @@ from api.app import create_app
 from ingest.refresh import refresh
 from tests.conftest import full_sources, make_settings, mount_azure
 from tests.helpers import REPO, SUMMARY_CSV, V51_JSON, LocalServer
+from tests.ingest.inferencex.cases import inferencex_section
+from tests.ingest.inferencex.cases import serve as serve_inferencex
 
 CALLS = {
     "/v1/results": "/v1/results?model=deepseek-r1&scenario=Interactive&system=GB200&limit=1",
@@ -28,6 +30,10 @@ CALLS = {
     "/v1/latency-bounds": "/v1/latency-bounds?model=deepseek-r1&scenario=Interactive&limit=1"
                           "&answer_tokens=1000",
     "/v1/claim-checks": "/v1/claim-checks?vendor=Cerebras&limit=1",
+    "/v1/observations": "/v1/observations?model=deepseek-r1&accelerator=b200&isl=8192&osl=1024"
+                        "&limit=1",
+    "/v1/frontier": "/v1/frontier?model=deepseek-r1&accelerator=b200&isl=8192&osl=1024"
+                    "&interactivity=50&limit=2",
     "/v1/per-accelerator": "/v1/per-accelerator?model=llama2-70b&scenario=Interactive"
                            "&organization=AMD&limit=1",
     "/v1/energy": "/v1/energy?model=llama2-70b&scenario=Offline&limit=1",
@@ -79,7 +85,10 @@ def main() -> None:
         mount_azure(server, page_size=4)
         tmp = Path(tempfile.mkdtemp(prefix="perfledger-examples-"))
         rounds = f'rounds = {{ "v5.1" = "{V51_JSON}", "v6.1" = "{SUMMARY_CSV}" }}'
-        settings = make_settings(tmp, full_sources(tmp / "sources.toml", server, mlperf=rounds))
+        sources = full_sources(tmp / "sources.toml", server, mlperf=rounds)
+        serve_inferencex(server)  # the recorded InferenceX payloads
+        sources.write_text(sources.read_text() + inferencex_section(server))
+        settings = make_settings(tmp, sources)
         report = refresh(settings)
         assert report.status == "published", report.message
         client = TestClient(create_app(settings))

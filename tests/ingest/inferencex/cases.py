@@ -41,6 +41,12 @@ def sources(path: Path, server: LocalServer, *, models: str = '["dsr1"]', extra:
     """A sources file with only InferenceX on (plus ``tables``), at the local server."""
     write_sources(path, **tables)
     with path.open("a") as f:
-        f.write(f'\n[inferencex]\nenabled = true\nbase_url = "{server.url("")}"\n'
-                f'models = {models}\naliases = "{aliases}"\n{extra}\n')
+        f.write(inferencex_section(server, models=models, extra=extra, aliases=aliases))
     return path
+
+
+def inferencex_section(server: LocalServer, *, models: str = '["dsr1"]', extra: str = "",
+                       aliases: Path = ALIASES) -> str:
+    """The [inferencex] table of a sources file pointing at the local server."""
+    return (f'\n[inferencex]\nenabled = true\nbase_url = "{server.url("")}"\n'
+            f'models = {models}\naliases = "{aliases}"\n{extra}\n')
