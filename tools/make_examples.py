@@ -32,6 +32,7 @@ CALLS = {
     "/v1/claim-checks": "/v1/claim-checks?vendor=Cerebras&limit=1",
     "/v1/observations": "/v1/observations?model=deepseek-r1&accelerator=b200&isl=8192&osl=1024"
                         "&limit=1",
+    "/v1/claim-observations": "/v1/claim-observations?vendor=Groq&limit=1",
     "/v1/frontier": "/v1/frontier?model=deepseek-r1&accelerator=b200&isl=8192&osl=1024"
                     "&interactivity=50&limit=2",
     "/v1/per-accelerator": "/v1/per-accelerator?model=llama2-70b&scenario=Interactive"

@@ -431,6 +431,41 @@ class FrontierPointPublic(BaseModel):
     notice: str | None = _fc("Attribution: InferenceX's, or MLCommons' derived-result notice.")
 
 
+class ClaimObservationPublic(BaseModel):
+    """A per-user speed claim next to the nearest comparable InferenceX observation."""
+
+    id: str | None = col("claim_observation_check", "id")
+    claim_id: str | None = col("claim_observation_check", "claim_id")
+    vendor: str | None = col("claim_observation_check", "vendor")
+    product: str | None = col("claim_observation_check", "product")
+    model: str | None = col("claim_observation_check", "model")
+    accelerator_id: str | None = col("claim_observation_check", "accelerator_id")
+    metric: str | None = col("claim_observation_check", "metric")
+    claim_value: float | None = col("claim_observation_check", "claim_value")
+    unit: str | None = col("claim_observation_check", "unit")
+    evidence: str | None = col("claim_observation_check", "evidence")
+    claimed_on: date | None = col("claim_observation_check", "claimed_on")
+    observation_id: str | None = col("claim_observation_check", "observation_id")
+    observation_interactivity: float | None = col("claim_observation_check", "observation_interactivity")
+    observation_output_tput_per_gpu: float | None = col("claim_observation_check",
+                                                        "observation_output_tput_per_gpu")
+    hardware: str | None = col("claim_observation_check", "hardware")
+    framework: str | None = col("claim_observation_check", "framework")
+    precision: str | None = col("claim_observation_check", "precision")
+    isl: int | None = col("claim_observation_check", "isl")
+    osl: int | None = col("claim_observation_check", "osl")
+    conc: int | None = col("claim_observation_check", "conc")
+    observed_on: date | None = col("claim_observation_check", "observed_on")
+    run_url: str | None = col("claim_observation_check", "run_url")
+    comparable_observations: int | None = col("claim_observation_check", "comparable_observations")
+    fastest_observation_id: str | None = col("claim_observation_check", "fastest_observation_id")
+    fastest_interactivity: float | None = col("claim_observation_check", "fastest_interactivity")
+    reached: bool | None = col("claim_observation_check", "reached")
+    verdict: str | None = col("claim_observation_check", "verdict")
+    basis: str | None = col("claim_observation_check", "basis")
+    notice: str | None = col("claim_observation_check", "notice")
+
+
 # ----------------------------------------------------------------- envelopes and items
 
 Row = TypeVar("Row", bound=BaseModel)

@@ -193,3 +193,6 @@ ENERGY_SCOPE_WALL = "MLPerf: whole-system wall power (not comparable with GPU-on
 # Rows of a frontier answer.
 POINT_KINDS = ("frontier", "dominated", "mlperf", "at_interactivity")
 ANSWER_STATUSES = ("interpolated", "measured", "out of range", "no data")
+# Claim metrics that state a per-user output speed (tokens/s per user): the ones an InferenceX
+# interactivity can be compared with.
+PER_USER_SPEED_METRICS = ("output_tokens_per_s_per_user", "output_tokens_per_s")

@@ -14,7 +14,12 @@ from api.params import AS_OF, CHOICES, PageParams, check_choice, listed
 from api.routes.common import parse_as_of, render_list
 from warehouse import queries
 from warehouse.exceptions import QueryError
-from warehouse.public import FrontierPointPublic, ListPage, ObservationPublic
+from warehouse.public import (
+    ClaimObservationPublic,
+    FrontierPointPublic,
+    ListPage,
+    ObservationPublic,
+)
 from warehouse.vocabulary import ASSUMED_RATES, DIVISIONS, POWER_STATUSES
 
 router = APIRouter(prefix="/v1", tags=["observations"])
@@ -114,3 +119,21 @@ def frontier(request: Request, q: Annotated[FrontierParams, Query()]) -> Respons
         os=check_choice("os", [q.os], CHOICES["os"])[0],
         include_dominated=q.include_dominated, mlperf_division=divisions)
     return render_list(request, query, q, parse_as_of(q.as_of))
+
+
+class ClaimObservationParams(PageParams):
+    vendor: list[str] | None = Field(None, description="Vendor, e.g. Groq.")
+    model: list[str] | None = Field(None, description="Claim model, e.g. gpt-oss-120b.")
+    as_of: str | None = Field(None, description=AS_OF)
+
+
+@router.get("/claim-observations", summary="Per-user speed claims against InferenceX "
+            "observations", response_model=ListPage[ClaimObservationPublic])
+def claim_observations(request: Request,
+                       q: Annotated[ClaimObservationParams, Query()]) -> Response:
+    """Each vendor claim of output tokens/s per user on a model InferenceX measures, next to
+    the nearest comparable observation (same model, the claim's accelerator where it names
+    one, interactivity at or above the claim's), with the verdict in words and the observation
+    cited (id, run URL)."""
+    return render_list(request, queries.claim_observations_query(
+        vendor=listed(q.vendor), model=listed(q.model)), q, parse_as_of(q.as_of))

@@ -14,6 +14,7 @@ from warehouse.queries.builders import (
     ObservationFilter,
     ResultFilter,
     claim_checks_query,
+    claim_observations_query,
     claims_query,
     costs_query,
     energy_query,
@@ -56,7 +57,7 @@ from warehouse.queries.listing import (
 
 __all__ = [
     "Accelerators", "AnyOf", "Known", "ListQuery", "ListSQL", "ObservationFilter", "ResultFilter",
-    "frontier_query", "observations_query",
+    "claim_observations_query", "frontier_query", "observations_query",
     "accelerator_aliases", "accelerators", "claim_checks_query", "claim_detail", "claims_query",
     "costs_query", "current_price", "empty_hint", "energy_query", "hardware_query",
     "latency_query", "list_sql", "meta", "models_query", "per_accelerator_query",

@@ -16,6 +16,7 @@ from warehouse.frontier import frontier_sql
 from warehouse.public import (
     BenchmarkRulePublic,
     ClaimCheckPublic,
+    ClaimObservationPublic,
     ClaimPublic,
     CostPublic,
     EnergyPublic,
@@ -387,4 +388,13 @@ def frontier_query(*, model: str, isl: int, osl: int, accelerator: list[str],
     q.known.append(Known("model", (model.strip(),), "SELECT model_id FROM observation UNION "
                          "SELECT model FROM observation UNION SELECT model_display FROM "
                          "observation ORDER BY 1"))
+    return q
+
+
+def claim_observations_query(*, vendor: list[str], model: list[str]) -> ListQuery:
+    """Per-user speed claims next to the nearest comparable InferenceX observation."""
+    q = ListQuery(relation="claim_observation_check", public=ClaimObservationPublic,
+                  equals={"vendor": vendor}, casefold=("vendor",))
+    if model:
+        q.any_of.append(AnyOf((("model", True, [m.strip().lower() for m in model]),)))
     return q
