@@ -24,6 +24,10 @@ from warehouse.vocabulary import ASSUMED_RATES, DIVISIONS, POWER_STATUSES
 
 router = APIRouter(prefix="/v1", tags=["observations"])
 
+# Sequence lengths fit the warehouse's INTEGER columns with room to spare.
+MAX_TOKENS = 10_000_000
+Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+
 MODEL = ("Model: the warehouse model id or family (deepseek-r1, gpt-oss-120b), the InferenceX "
          "raw key (dsr1) or its display name (DeepSeek-R1-0528).")
 ACCELERATOR = ("Accelerator: an id (nvidia-b200-sxm-180gb), a short name (B200, MI355X) or the "
@@ -45,8 +49,8 @@ class ObservationParams(PageParams):
     framework: list[str] | None = Field(None, description="Serving framework key, e.g. sglang, "
                                         "trt, vllm, dynamo-trt.")
     precision: list[str] | None = Field(None, description="fp4, fp8, bf16 or int4.")
-    isl: list[int] | None = Field(None, description="Input tokens, e.g. 1024 or 8192.")
-    osl: list[int] | None = Field(None, description="Output tokens, e.g. 1024 or 8192.")
+    isl: list[Tokens] | None = Field(None, description="Input tokens, e.g. 1024 or 8192.")
+    osl: list[Tokens] | None = Field(None, description="Output tokens, e.g. 1024 or 8192.")
     power_status: list[str] | None = Field(None, description="valid, unsupported_schema, "
                                            "invalid, legacy_unverified or none.")
     date_from: str | None = Field(None, description="Observed on or after (YYYY-MM-DD).")
@@ -72,8 +76,10 @@ def observations(request: Request, q: Annotated[ObservationParams, Query()]) -> 
 
 class FrontierParams(PageParams):
     model: str = Field(description=MODEL)
-    isl: int = Field(ge=1, description="Input tokens (InferenceX runs 1024 and 8192).")
-    osl: int = Field(ge=1, description="Output tokens (InferenceX runs 1024 and 8192).")
+    isl: int = Field(ge=1, le=MAX_TOKENS, description="Input tokens (InferenceX runs 1024 and "
+                     "8192).")
+    osl: int = Field(ge=1, le=MAX_TOKENS, description="Output tokens (InferenceX runs 1024 and "
+                     "8192).")
     accelerator: list[str] | None = Field(None, description=ACCELERATOR + " Default: every "
                                           "accelerator measured (one line each).")
     framework: list[str] | None = Field(None, description="Only these frameworks (default: the "

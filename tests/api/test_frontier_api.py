@@ -203,3 +203,9 @@ def test_mlperf_results_sit_on_the_same_axes_and_never_in_the_curve(real):
     # and the frontier has no point another beats on both axes
     pts = [(p["interactivity"], p["output_tput_per_gpu"]) for p in ix]
     assert not any(x2 >= x and y2 >= y and (x2, y2) != (x, y) for x, y in pts for x2, y2 in pts)
+
+
+def test_lengths_beyond_the_columns_are_a_422_not_a_500(hand):
+    # found by schemathesis: isl=2147483648 overflowed the INTEGER parameter
+    assert hand.get("/v1/frontier", params={"model": "dsr1", "isl": 2**31, "osl": 1}).status_code == 422
+    assert hand.get("/v1/observations", params={"isl": 2**31}).status_code == 422
