@@ -16,7 +16,16 @@ from starlette.middleware.gzip import GZipMiddleware
 from api import errors
 from api.middleware import RequestGuard, SecurityHeaders
 from api.responses import HeadAsGet, ResponseCache
-from api.routes import calc, derived, evidence, explorer, prices, provenance, results
+from api.routes import (
+    calc,
+    derived,
+    evidence,
+    explorer,
+    observations,
+    prices,
+    provenance,
+    results,
+)
 from api.snapshot import SnapshotReader
 from warehouse.settings import Settings
 from warehouse.store import Layout
@@ -24,6 +33,8 @@ from warehouse.store import Layout
 TAGS = [
     {"name": "results", "description": "MLPerf Inference results (evidence: measured)."},
     {"name": "derived", "description": "Ratios, costs, latency bounds, claim checks (evidence: derived)."},
+    {"name": "observations", "description": "InferenceX observations (third_party_measured) and "
+                                             "the throughput-interactivity frontier."},
     {"name": "evidence", "description": "Curated claims, hardware specs, model shapes, MLPerf rules."},
     {"name": "prices", "description": "Azure list prices, versioned, per accelerator-hour."},
     {"name": "calculators", "description": "The article's bounds, from warehouse specs or explicit numbers."},
@@ -44,7 +55,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.reader = SnapshotReader(Layout(settings.data_path), settings.snapshot_check_interval)
     errors.install(app)
-    modules = (results, derived, evidence, prices, calc, provenance, explorer)
+    modules = (results, derived, observations, evidence, prices, calc, provenance, explorer)
     app.add_middleware(GZipMiddleware, minimum_size=1024)  # when the client accepts gzip
     app.add_middleware(HeadAsGet)
     if settings.api_cors_origins:  # added last, so it wraps cached answers too

@@ -9,6 +9,7 @@ tests/api/test_openapi.py fails when an endpoint has no example.
 
 from __future__ import annotations
 
+import gzip
 import json
 import tempfile
 from pathlib import Path
@@ -29,6 +30,9 @@ from tools.bench_server import (
 )
 from warehouse.settings import Settings
 
+# The recorded InferenceX payloads the tests use too (file reads, not imports)
+INFERENCEX = REPO / "tests" / "cases" / "inferencex"
+
 CALLS = {
     "/v1/results": "/v1/results?model=deepseek-r1&scenario=Interactive&system=GB200&limit=1",
     "/v1/results/{result_id}": "/v1/results/{result_id}",
@@ -37,6 +41,11 @@ CALLS = {
     "/v1/latency-bounds": "/v1/latency-bounds?model=deepseek-r1&scenario=Interactive&limit=1"
                           "&answer_tokens=1000",
     "/v1/claim-checks": "/v1/claim-checks?vendor=Cerebras&limit=1",
+    "/v1/observations": "/v1/observations?model=deepseek-r1&accelerator=b200&isl=8192&osl=1024"
+                        "&limit=1",
+    "/v1/claim-observations": "/v1/claim-observations?vendor=Groq&limit=1",
+    "/v1/frontier": "/v1/frontier?model=deepseek-r1&accelerator=b200&isl=8192&osl=1024"
+                    "&interactivity=50&limit=2",
     "/v1/per-accelerator": "/v1/per-accelerator?model=llama2-70b&scenario=Interactive"
                            "&organization=AMD&limit=1",
     "/v1/energy": "/v1/energy?model=llama2-70b&scenario=Offline&limit=1",
@@ -92,8 +101,14 @@ def main() -> None:
         tmp = Path(tempfile.mkdtemp(prefix="perfledger-examples-"))
         rounds = (f'"v5.1" = "{server.url("/v5.1.json")}", '
                   f'"v6.1" = "{server.url("/v6.1.csv")}"')
-        settings = Settings(data_dir=tmp / "var",
-                            sources=sources_toml(tmp / "sources.toml", server, rounds))
+        sources = sources_toml(tmp / "sources.toml", server, rounds)
+        for name in ("availability", "benchmarks"):  # the recorded InferenceX payloads
+            server.files[f"/api/v1/{name}"] = gzip.decompress(
+                (INFERENCEX / f"{name}.json.gz").read_bytes())
+        sources.write_text(sources.read_text() + (
+            f'\n[inferencex]\nenabled = true\nbase_url = "{server.url("")}"\n'
+            f'models = ["dsr1"]\naliases = "{REPO / "data" / "inferencex.yaml"}"\n'))
+        settings = Settings(data_dir=tmp / "var", sources=sources)
         report = refresh(settings)
         assert report.status == "published", report.message
         client = TestClient(create_app(settings))

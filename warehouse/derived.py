@@ -11,9 +11,11 @@ import duckdb
 
 from warehouse.vocabulary import (
     ASSUMED_RATES,
+    INFERENCEX_ATTRIBUTION,
     LATENCY_SCENARIOS,
     LATENCY_UNITS,
     MILLIJOULES_UNIT,
+    PER_USER_SPEED_METRICS,
     QUERIES_PER_S,
     SAMPLES_PER_S,
     THROUGHPUT_SCENARIOS,
@@ -420,6 +422,91 @@ LEFT JOIN measured m ON m.round = pr.round AND m.accelerator_id = c.accelerator_
                     AND m.model_family = c.model
 LEFT JOIN hardware_spec num ON num.id = c.recompute_numerator
 LEFT JOIN hardware_spec den ON den.id = c.recompute_denominator
+""")
+
+view("observation",
+     "InferenceX observations (third_party_measured, SemiAnalysis InferenceX) with the "
+     "accelerator and model ids their keys map to (data/inferencex.yaml). The rows are the "
+     "immutable inferencex_observation rows; only the mapping is joined, so a corrected alias "
+     "relabels history.",
+     {"accelerator_id": "Accelerator id the hardware key maps to; NULL when unmapped or with no "
+                        "counterpart (see hardware_mapping)",
+      "model_id": "Warehouse model id (the MLPerf model family) the raw model key maps to; NULL "
+                  "when the warehouse has no counterpart",
+      "hardware_mapping": "mapped, no_counterpart (listed with id null) or unmapped (not listed)",
+      "model_mapping": "mapped, no_counterpart or unmapped"})(
+"""
+SELECT o.*, h.target_id AS accelerator_id, m.target_id AS model_id,
+       CASE WHEN h.id IS NULL THEN 'unmapped' WHEN h.target_id IS NULL THEN 'no_counterpart'
+            ELSE 'mapped' END AS hardware_mapping,
+       CASE WHEN m.id IS NULL THEN 'unmapped' WHEN m.target_id IS NULL THEN 'no_counterpart'
+            ELSE 'mapped' END AS model_mapping
+FROM inferencex_observation o
+LEFT JOIN inferencex_alias h ON h.kind = 'hardware' AND h.key = o.hardware_base
+LEFT JOIN inferencex_alias m ON m.kind = 'model' AND m.key = o.model
+""")
+
+view("claim_observation_check",
+     "Each per-user speed claim on a model InferenceX measures (one data/inferencex.yaml "
+     "maps), next to the nearest comparable "
+     "InferenceX observation: same model, the claim's accelerator where it names one, and "
+     "interactivity at or above the claimed tokens/s per user (the slowest such observation, "
+     "the one closest to the claim); when none reaches it, the fastest observation instead.",
+     {"claim_value": "The claimed output tokens/s per user",
+      "observation_id": "inferencex_observation.id of the nearest observation at or above the "
+                        "claim (NULL when none reaches it)",
+      "observation_interactivity": "Its median output tokens/s per user",
+      "observation_output_tput_per_gpu": "Its output tokens/s per GPU at that speed",
+      "comparable_observations": "Observations of the same model (and accelerator, if named)",
+      "fastest_observation_id": "The comparable observation with the highest interactivity",
+      "fastest_interactivity": "Its interactivity",
+      "reached": "True when some comparable observation is at or above the claimed speed",
+      "verdict": "What InferenceX's measurements say about the claim, in words",
+      "notice": "Attribution of the InferenceX data"})(
+"""
+WITH c AS (
+    SELECT c.*, coalesce(c.model_family, c.model) AS fam FROM claim c
+    WHERE c.metric IN """ + sql_list(PER_USER_SPEED_METRICS) + """
+      AND coalesce(c.model_family, c.model) IN (
+          SELECT target_id FROM inferencex_alias WHERE kind = 'model' AND target_id IS NOT NULL
+          UNION SELECT key FROM inferencex_alias WHERE kind = 'model')
+),
+cand AS (
+    SELECT c.id AS claim_id, c.value AS claim_value, o.id AS obs_id, o.interactivity
+    FROM c JOIN observation o ON (o.model_id = c.fam OR o.model = c.fam)
+       AND (c.accelerator_id IS NULL OR o.accelerator_id = c.accelerator_id)
+    WHERE o.interactivity IS NOT NULL
+),
+near AS (
+    SELECT claim_id, count(*) AS comparable,
+           arg_min(obs_id, interactivity) FILTER (WHERE interactivity >= claim_value) AS obs_id,
+           arg_max(obs_id, interactivity) AS fastest_id, max(interactivity) AS fastest
+    FROM cand GROUP BY claim_id
+)
+SELECT c.id, c.id AS claim_id, c.vendor, c.product, c.model, c.accelerator_id, c.metric,
+       c.value AS claim_value, c.unit, c.evidence, c.claimed_on, c.checked_on,
+       o.id AS observation_id, o.interactivity AS observation_interactivity,
+       o.output_tput_per_gpu AS observation_output_tput_per_gpu, o.hardware, o.framework,
+       o.precision, o.isl, o.osl, o.conc, o.observed_on, o.run_url,
+       coalesce(n.comparable, 0) AS comparable_observations,
+       n.fastest_id AS fastest_observation_id, n.fastest AS fastest_interactivity,
+       o.id IS NOT NULL AS reached,
+       CASE WHEN n.claim_id IS NULL
+                THEN 'no InferenceX observation of ' || c.fam
+                     || coalesce(' on ' || c.accelerator_id, '')
+            WHEN o.id IS NOT NULL
+                THEN 'InferenceX measured ' || round(o.interactivity, 1) || ' tokens/s per user '
+                     || '(at or above the claimed ' || c.value || ') on ' || o.hardware || ', '
+                     || o.framework || ' ' || o.precision || ', ISL/OSL ' || o.isl || '/' || o.osl
+                     || ', concurrency ' || o.conc || ', ' || o.observed_on
+                     || ': ' || round(o.output_tput_per_gpu, 1) || ' output tokens/s per GPU'
+            ELSE 'no InferenceX configuration reaches the claimed ' || c.value
+                 || ' tokens/s per user; the fastest measured is ' || round(n.fastest, 1)
+       END AS verdict,
+       'derived: third_party_measured + ' || c.evidence AS basis,
+       """ + _lit(INFERENCEX_ATTRIBUTION) + """ AS notice
+FROM c LEFT JOIN near n ON n.claim_id = c.id
+LEFT JOIN observation o ON o.id = n.obs_id
 """)
 
 view("derived_lineage",

@@ -24,6 +24,7 @@ from warehouse.schema import (
     ClaimBase,
     ClaimHistoryBase,
     HardwareSpecBase,
+    InferencexObservationBase,
     MlperfResultBase,
     ModelShapeBase,
     SourceSnapshotBase,
@@ -343,6 +344,126 @@ class GridRowPublic(BaseModel):
                                   'Memory bandwidth used (B/s).')
     memory: float | None = col(None, "memory",
                                'Memory capacity used (B).')
+
+
+class ObservationPublic(InferencexObservationBase, SourceLink):
+    """One InferenceX observation (third_party_measured) with the ids its keys map to."""
+
+    accelerator_id: str | None = col("observation", "accelerator_id")
+    model_id: str | None = col("observation", "model_id")
+    hardware_mapping: str | None = col("observation", "hardware_mapping")
+    model_mapping: str | None = col("observation", "model_mapping")
+
+
+def _fc(description: str) -> Any:
+    return Field(None, description=description)
+
+
+class FrontierPointPublic(BaseModel):
+    """A point of the throughput–interactivity frontier: an InferenceX frontier (or dominated)
+    observation, an MLPerf result on the same axes, or the answer at a requested
+    interactivity."""
+
+    kind: str | None = _fc("frontier (Pareto-optimal InferenceX observation), dominated (only "
+                           "with include_dominated), mlperf (an MLPerf result on the same axes, "
+                           "never part of the curve) or at_interactivity (the answer at the "
+                           "requested interactivity).")
+    id: str | None = _fc("inferencex_observation.id; mlperf:<mlperf_result.id>; "
+                         "at:<series>:<interactivity> for an answer.")
+    series: str | None = _fc("The line the point belongs to: the accelerator id, or the "
+                             "InferenceX hardware key when it maps to none.")
+    accelerator_id: str | None = _fc("Accelerator id.")
+    hardware: str | None = _fc("InferenceX hardware key as published.")
+    framework: str | None = _fc("Serving framework (InferenceX key, or MLPerf's software stack).")
+    precision: str | None = _fc("Recipe precision (InferenceX).")
+    spec_method: str | None = _fc("Speculative decoding (InferenceX).")
+    disagg: bool | None = _fc("Disaggregated prefill/decode (InferenceX).")
+    model: str | None = _fc("Model as the source names it (InferenceX raw key, MLPerf model id).")
+    model_id: str | None = _fc("Warehouse model id (MLPerf model family).")
+    isl: int | None = _fc("Input tokens (InferenceX; MLPerf uses its dataset's lengths).")
+    osl: int | None = _fc("Output tokens (InferenceX).")
+    conc: int | None = _fc("Concurrency of the sweep point (InferenceX).")
+    gpus: int | None = _fc("GPUs of the deployment (InferenceX) or accelerators of the system (MLPerf).")
+    interactivity: float | None = _fc("x: output tokens/s per user. InferenceX: the median; MLPerf "
+                                      "Server/Interactive: the rules' floor 1000 / TPOT limit; "
+                                      "MLPerf Offline: 0 (no per-user requirement).")
+    output_tput_per_gpu: float | None = _fc("y: output tokens/s per GPU (MLPerf: result / "
+                                            "accelerators). For an answer: interpolated, NULL "
+                                            "when out of range.")
+    tput_per_gpu: float | None = _fc("Total (input + output) tokens/s per GPU (InferenceX).")
+    status: str | None = _fc("Answers only: interpolated, measured (the interactivity is a "
+                             "frontier point's) or out of range (never extrapolated).")
+    requested_interactivity: float | None = _fc("Answers only: the interactivity asked for.")
+    left_id: str | None = _fc("Answers: the frontier point at or below the requested interactivity.")
+    right_id: str | None = _fc("Answers: the frontier point above it (interpolated answers).")
+    nearest_id: str | None = _fc("Out-of-range answers: the nearest frontier point.")
+    nearest_interactivity: float | None = _fc("Out-of-range answers: its interactivity.")
+    nearest_output_tput_per_gpu: float | None = _fc("Out-of-range answers: its throughput per GPU.")
+    observed_on: date | None = _fc("InferenceX observation date.")
+    run_url: str | None = _fc("InferenceX run that measured the point.")
+    scenario: str | None = _fc("MLPerf scenario: Offline, Server or Interactive.")
+    round: str | None = _fc("MLPerf round.")
+    mlperf_id: str | None = _fc("MLPerf result ID as MLCommons publishes it (JSON ID, e.g. "
+                                "5.1-0001), where the round's file has one.")
+    details_url: str | None = _fc("MLCommons' details page of the MLPerf result, where published.")
+    system_name: str | None = _fc("MLPerf system.")
+    organization: str | None = _fc("MLPerf submitter.")
+    tpot_limit_ms: float | None = _fc("MLPerf: the p99 TPOT limit the per-user floor comes from.")
+    rate_per_accelerator_hour: float | None = _fc("Assumed USD per GPU-hour (evidence: assumption).")
+    cost_per_million_tokens: float | None = _fc("rate / (output tokens/s per GPU x 3600) x 1e6, "
+                                                "USD per million output tokens.")
+    list_price_per_accelerator_hour: float | None = _fc("Cheapest current Azure list price per "
+                                                        "accelerator-hour in the region/offer/OS "
+                                                        "asked; NULL where Azure does not rent it.")
+    list_price_sku: str | None = _fc("The Azure VM size of that price.")
+    list_price_cost_per_million_tokens: float | None = _fc("Cost per million output tokens at that "
+                                                           "list price; NULL without one.")
+    joules_per_output_token: float | None = _fc("Energy per output token where valid: InferenceX "
+                                                "only with power_valid 1 on schema 2 (GPU power); "
+                                                "MLPerf from its wall-power run. See energy_scope.")
+    energy_scope: str | None = _fc("What the energy figure measures; InferenceX GPU power and "
+                                   "MLPerf wall power are not comparable.")
+    power_status: str | None = _fc("InferenceX power verdict (valid, invalid, legacy_unverified…).")
+    evidence: str | None = _fc("third_party_measured (InferenceX), measured (MLPerf) or derived "
+                               "(an interpolated answer).")
+    measurer: str | None = _fc("Who measured the point.")
+    cost_basis: str | None = _fc("Evidence basis of the cost figures.")
+    notice: str | None = _fc("Attribution: InferenceX's, or MLCommons' derived-result notice.")
+
+
+class ClaimObservationPublic(BaseModel):
+    """A per-user speed claim next to the nearest comparable InferenceX observation."""
+
+    id: str | None = col("claim_observation_check", "id")
+    claim_id: str | None = col("claim_observation_check", "claim_id")
+    vendor: str | None = col("claim_observation_check", "vendor")
+    product: str | None = col("claim_observation_check", "product")
+    model: str | None = col("claim_observation_check", "model")
+    accelerator_id: str | None = col("claim_observation_check", "accelerator_id")
+    metric: str | None = col("claim_observation_check", "metric")
+    claim_value: float | None = col("claim_observation_check", "claim_value")
+    unit: str | None = col("claim_observation_check", "unit")
+    evidence: str | None = col("claim_observation_check", "evidence")
+    claimed_on: date | None = col("claim_observation_check", "claimed_on")
+    observation_id: str | None = col("claim_observation_check", "observation_id")
+    observation_interactivity: float | None = col("claim_observation_check", "observation_interactivity")
+    observation_output_tput_per_gpu: float | None = col("claim_observation_check",
+                                                        "observation_output_tput_per_gpu")
+    hardware: str | None = col("claim_observation_check", "hardware")
+    framework: str | None = col("claim_observation_check", "framework")
+    precision: str | None = col("claim_observation_check", "precision")
+    isl: int | None = col("claim_observation_check", "isl")
+    osl: int | None = col("claim_observation_check", "osl")
+    conc: int | None = col("claim_observation_check", "conc")
+    observed_on: date | None = col("claim_observation_check", "observed_on")
+    run_url: str | None = col("claim_observation_check", "run_url")
+    comparable_observations: int | None = col("claim_observation_check", "comparable_observations")
+    fastest_observation_id: str | None = col("claim_observation_check", "fastest_observation_id")
+    fastest_interactivity: float | None = col("claim_observation_check", "fastest_interactivity")
+    reached: bool | None = col("claim_observation_check", "reached")
+    verdict: str | None = col("claim_observation_check", "verdict")
+    basis: str | None = col("claim_observation_check", "basis")
+    notice: str | None = col("claim_observation_check", "notice")
 
 
 # ----------------------------------------------------------------- envelopes and items

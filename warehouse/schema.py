@@ -367,15 +367,109 @@ class AzurePrice(AzurePriceBase, table=True):
     __tablename__ = "azure_price"
 
 
+# --------------------------------------------------------------------------- InferenceX
+
+class InferencexObservationBase(SQLModel):
+    id: str = F("Stable id: ix: and InferenceX's own benchmark_results id where the row has one, else ix:h: and a hash of the row's configuration, concurrency, date and run URL. Rows are immutable: a refresh adds ids it has not seen and never rewrites one.", primary_key=True)
+    upstream_id: str | None = F("InferenceX's benchmark_results id (JSON id, a string of digits), where published.")
+    model: str = F("InferenceX raw model key, e.g. dsr1, gptoss120b (not the display name).")
+    model_display: str | None = F("The InferenceX display model name the row was requested under (/api/v1/benchmarks?model=).")
+    hardware: str = F("InferenceX hardware key as published, e.g. b200, gb200, mi355x (suffixes kept).")
+    hardware_base: str = F("The hardware key before its first _ or - (what data/inferencex.yaml maps).")
+    framework: str = F("Serving framework key, e.g. sglang, trt, vllm, dynamo-trt.")
+    precision: str = F("Recipe precision: fp4, fp8, bf16, int4.")
+    spec_method: str | None = F("Speculative decoding: none or mtp.")
+    disagg: bool | None = F("Prefill and decode disaggregated.")
+    is_multinode: bool | None = F("The deployment spans more than one node.")
+    prefill_tp: int | None = F("Tensor-parallel degree of the prefill role (mirrors decode on aggregated serving).")
+    prefill_ep: int | None = F("Expert-parallel degree of the prefill role.")
+    prefill_dp_attention: bool | None = F("Data-parallel attention in prefill.")
+    prefill_num_workers: int | None = F("Prefill workers (0 on aggregated serving).")
+    decode_tp: int | None = F("Tensor-parallel degree of the decode role.")
+    decode_ep: int | None = F("Expert-parallel degree of the decode role.")
+    decode_dp_attention: bool | None = F("Data-parallel attention in decode.")
+    decode_num_workers: int | None = F("Decode workers (0 on aggregated serving).")
+    num_prefill_gpu: int | None = F("Physical prefill GPUs (aggregated rows mirror the decode count).")
+    num_decode_gpu: int | None = F("Physical decode GPUs.")
+    gpus: int | None = F("GPUs of the deployment: prefill + decode when disaggregated, else num_decode_gpu (aggregated rows mirror the count; adding would double it).")
+    benchmark_type: str | None = F("single_turn or agentic_traces (absent before mid-2026: NULL).")
+    isl: int | None = F("Input sequence length in tokens (NULL for agentic traces).")
+    osl: int | None = F("Output sequence length in tokens (NULL for agentic traces).")
+    conc: int = F("Client concurrency of this sweep point (simultaneous requests).")
+    offload_mode: str | None = F("KV-cache offload mode, e.g. off.")
+    image: str | None = F("Container image of the serving engine.")
+    recipe_fingerprint: str | None = F("sha256 of the recipe, where published.")
+    ttft_median_s: float | None = Num("Median time to first token, seconds (metrics.median_ttft).")
+    ttft_p90_s: float | None = Num("p90 time to first token, seconds.")
+    ttft_p99_s: float | None = Num("p99 time to first token, seconds.")
+    ttft_p999_s: float | None = Num("p99.9 time to first token, seconds.")
+    tpot_median_s: float | None = Num("Median time per output token, seconds (metrics.median_tpot).")
+    tpot_p90_s: float | None = Num("p90 time per output token, seconds.")
+    tpot_p99_s: float | None = Num("p99 time per output token, seconds.")
+    tpot_p999_s: float | None = Num("p99.9 time per output token, seconds.")
+    itl_median_s: float | None = Num("Median inter-token latency, seconds.")
+    itl_p90_s: float | None = Num("p90 inter-token latency, seconds.")
+    itl_p99_s: float | None = Num("p99 inter-token latency, seconds.")
+    itl_p999_s: float | None = Num("p99.9 inter-token latency, seconds.")
+    e2el_median_s: float | None = Num("Median end-to-end request latency, seconds.")
+    e2el_p90_s: float | None = Num("p90 end-to-end latency, seconds.")
+    e2el_p99_s: float | None = Num("p99 end-to-end latency, seconds.")
+    e2el_p999_s: float | None = Num("p99.9 end-to-end latency, seconds.")
+    interactivity: float | None = Num("Interactivity: median output tokens/s per user (metrics.median_intvty), the frontier's x axis.")
+    interactivity_p99: float | None = Num("p99 interactivity (the slow tail, below the median), tokens/s per user.")
+    tput_per_gpu: float | None = Num("Total (input + output) tokens/s per GPU.")
+    input_tput_per_gpu: float | None = Num("Input tokens/s per GPU.")
+    output_tput_per_gpu: float | None = Num("Output tokens/s per GPU: the frontier's y axis (MLPerf's Tokens/s counts output tokens too).")
+    power_valid: int | None = F("metrics.power_valid as published: 1 validated, 0 withheld, NULL no verdict.")
+    power_metric_schema_version: int | None = F("metrics.power_metric_schema_version as published (2: whole-deployment energy).")
+    power_status: str = F("valid (power_valid 1, schema 2), unsupported_schema, invalid, legacy_unverified (power figures without a verdict: kept in extras only) or none.")
+    avg_power_w: float | None = Num("Mean power per GPU, watts (GPU board power only); NULL unless power_valid is 1.")
+    joules_per_output_token: float | None = Num("GPU energy per output token, joules (whole deployment on schema 2); NULL unless power_valid is 1.")
+    observed_on: date = F("The observation's own date (row date), not the as-of date of the request.")
+    run_url: str | None = F("GitHub Actions run (with attempt) that measured the row.")
+    run_started_at: str | None = F("When that run started, as published.")
+    requested_as_of: date | None = F("The as-of date the request asked for (sources.toml as_of), NULL for the latest.")
+    measurer: str = F("Who measured: SemiAnalysis InferenceX.")
+    attribution: str = F("Attribution the publisher asks for on derivative work.")
+    extras: str | None = F("JSON object of every field and metric without its own column (new ones included, legacy power figures, workers, power audit): kept, not dropped.")
+    first_seen_at: datetime = F("When a refresh first fetched the row (UTC).")
+    evidence: str = F("Evidence label; always third_party_measured.")
+    source_snapshot_id: str = F("source_snapshot.id of the response the row was first read from.")
+
+
+class InferencexObservation(InferencexObservationBase, table=True):
+    """InferenceX observations (SemiAnalysis): one row per benchmark point, immutable, history kept."""
+
+    __tablename__ = "inferencex_observation"
+
+
+class InferencexAliasBase(SQLModel):
+    id: str = F("kind:key.", primary_key=True)
+    kind: str = F("hardware (an InferenceX hardware key) or model (an InferenceX raw model key).")
+    key: str = F("The InferenceX key.")
+    target_id: str | None = F("accelerator_alias.accelerator_id (hardware) or the warehouse model id, i.e. the MLPerf model family (model); NULL when the warehouse has no counterpart.")
+    display: str | None = F("For models: the display name /api/v1/benchmarks takes.")
+    note: str | None = F("Why the mapping is what it is (e.g. R1 vs the R1-0528 checkpoint).")
+    file: str = F("Curated file the alias came from.")
+    source_snapshot_id: str = F("source_snapshot.id of that file's bytes.")
+
+
+class InferencexAlias(InferencexAliasBase, table=True):
+    """InferenceX hardware and model keys mapped to accelerator and model ids (data/inferencex.yaml)."""
+
+    __tablename__ = "inferencex_alias"
+
+
 TABLES: list[type[SQLModel]] = [
     SourceSnapshot, SourceState, RefreshRun, ValidationResult, MlperfResult, Claim, ClaimHistory, Hardware,
     HardwareSpec,
-    ModelShape, AcceleratorAlias, BenchmarkRule, RulePin, AzurePrice,
+    ModelShape, AcceleratorAlias, BenchmarkRule, RulePin, AzurePrice, InferencexObservation,
+    InferencexAlias,
 ]
 
 # Tables whose rows are facts: each has `evidence` and `source_snapshot_id`.
 FACT_TABLES = ["mlperf_result", "claim", "claim_history", "hardware_spec", "model_shape",
-               "benchmark_rule", "azure_price"]
+               "benchmark_rule", "azure_price", "inferencex_observation"]
 
 
 def _ddl(model: type[SQLModel]) -> str:

@@ -7,6 +7,7 @@ sets; a test checks that they all read the same ones. Sections:
     MLPerf        scenarios, divisions, availability, units (throughput, latency, power),
                   model-name normalisation
     prices        offers, operating systems, price types, hourly units, reservation terms
+    InferenceX    measurer, attribution, power validity statuses, energy scopes, point kinds
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ TABLE_LABELS: dict[str, frozenset[Evidence]] = {
     "model_shape": MODEL_SHAPE_LABELS,
     "benchmark_rule": frozenset({Evidence.benchmark_rule}),
     "azure_price": frozenset({Evidence.list_price}),
+    "inferencex_observation": frozenset({Evidence.third_party_measured}),
 }
 
 
@@ -156,3 +158,41 @@ def sql_list(values: Iterable[str]) -> str:
     """A SQL list literal of fixed vocabulary terms, e.g. ``('Offline', 'Server')`` (for view
     and rule SQL; never for user input, which is always a bound parameter)."""
     return "(" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + ")"
+
+
+# --------------------------------------------------------------------------- InferenceX
+
+INFERENCEX_MEASURER = "SemiAnalysis InferenceX"
+# What SemiAnalysis asks of derivative work (the preamble of every CSV its dashboard exports).
+INFERENCEX_ATTRIBUTION = ("Data from InferenceX (https://github.com/SemiAnalysisAI/InferenceX), "
+                          "Apache License 2.0, SemiAnalysis LLC")
+# MLCommons' results guidelines: a figure computed from MLPerf results must say it is derived
+# and not verified by MLCommons.
+MLPERF_DERIVED_NOTICE = ("Derived from MLPerf Inference results by perfledger; not verified by "
+                         "MLCommons Association. MLPerf is a trademark of MLCommons Association.")
+
+
+class PowerStatus(StrEnum):
+    """What an InferenceX row's power figures are worth (its ``metrics.power_valid`` and
+    ``metrics.power_metric_schema_version``)."""
+
+    valid = "valid"                      # power_valid == 1 and schema version 2: usable
+    unsupported_schema = "unsupported_schema"  # power_valid == 1, another schema version
+    invalid = "invalid"                  # power_valid == 0: the publisher withheld it
+    legacy_unverified = "legacy_unverified"  # power figures without a validity verdict
+    none = "none"                        # no power figures at all
+
+
+POWER_STATUSES = tuple(s.value for s in PowerStatus)
+VALID_POWER_SCHEMA = 2
+
+# What an energy figure measures; the two are not comparable and are always labelled.
+ENERGY_SCOPE_GPU = "InferenceX: GPU board power only (whole-deployment GPU energy per output token)"
+ENERGY_SCOPE_WALL = "MLPerf: whole-system wall power (not comparable with GPU-only power)"
+
+# Rows of a frontier answer.
+POINT_KINDS = ("frontier", "dominated", "mlperf", "at_interactivity")
+ANSWER_STATUSES = ("interpolated", "measured", "out of range", "no data")
+# Claim metrics that state a per-user output speed (tokens/s per user): the ones an InferenceX
+# interactivity can be compared with.
+PER_USER_SPEED_METRICS = ("output_tokens_per_s_per_user", "output_tokens_per_s")

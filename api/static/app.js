@@ -8,10 +8,11 @@ const esc = (s) => String(s ?? "").replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<"
 const link = (href, text) => `<a href="${esc(href)}">${esc(text)}</a>`;
 const DEFAULTS = {model: "deepseek-r1", round: "", scenario: "Interactive", division: "closed",
                   availability: "available", basis: "assumed", rate: "10", region: "eastus2",
-                  all: "", answer: "500", accelerator: "", sku: "Standard_ND96isr_H100_v5"};
+                  all: "", answer: "500", accelerator: "", sku: "Standard_ND96isr_H100_v5",
+                  seq: "8192/1024"};
 const CHOICES = {scenario: ["Interactive", "Server", "Offline"], division: ["closed", "open", "all"],
                  availability: ["available", "preview", "rdi", "all"], basis: ["assumed", "list_price"],
-                 all: ["", "1"]};
+                 all: ["", "1"], seq: ["8192/1024", "1024/1024", "1024/8192"]};
 const TOP = 15;  // bars per chart unless "show every system"
 // Colour-blind-safe (Okabe-Ito, then Tol's muted); every bar also carries a pattern and a text
 // label, so greyscale prints stay readable.
@@ -362,6 +363,50 @@ async function trends(s) {
        yaxis: {title: {text: `${units.join(", ")} per accelerator`}, rangemode: "tozero", automargin: true}});
 }
 
+// The InferenceX frontier: one line per accelerator (output tokens/s per GPU against tokens/s
+// per user), MLPerf results as labelled markers on the same axes, never joined to the lines.
+async function frontier(s) {
+  const [isl, osl] = s.seq.split("/");
+  const q = new URLSearchParams({model: s.model, isl, osl, rate: s.rate, limit: "1000"});
+  csv("frontier-csv", `/v1/frontier?${q}`);
+  const rows = await all(`/v1/frontier?${q}`);
+  const curve = rows.filter((r) => r.kind === "frontier");
+  const ml = rows.filter((r) => r.kind === "mlperf");
+  const cost = (r) => s.basis === "list_price" ? r.list_price_cost_per_million_tokens : r.cost_per_million_tokens;
+  rowsOrNone("frontier-table", [...curve, ...ml].map((r) => `<tr data-kind="${esc(r.kind)}">
+      <td>${r.kind === "mlperf" ? `MLPerf ${esc(r.round)} ${esc(r.scenario)}` : "InferenceX"}</td>
+      <td>${esc(r.series)}</td>
+      <td>${r.kind === "mlperf" ? esc(`${r.organization}: ${r.system_name}`) : esc(`${r.framework} ${r.precision}, ${r.gpus ?? "?"} GPUs, concurrency ${r.conc}`)}</td>
+      <td class="num" data-testid="x" data-v="${r.interactivity}">${num(r.interactivity, 1)}</td>
+      <td class="num" data-testid="y" data-v="${r.output_tput_per_gpu}">${link(r.kind === "mlperf" ? `/v1/results/${r.id.slice(7)}` : `/v1/observations?model=${encodeURIComponent(s.model)}&accelerator=${encodeURIComponent(r.hardware)}&isl=${isl}&osl=${osl}`, num(r.output_tput_per_gpu, 1))}</td>
+      <td class="num" data-v="${cost(r) ?? ""}">${cost(r) == null ? '<span class="none">no price</span>' : "$" + num(cost(r), 3)}</td>
+      <td class="num" data-v="${r.joules_per_output_token ?? ""}">${r.joules_per_output_token == null ? '<span class="none">not valid / none</span>' : num(r.joules_per_output_token, 3)}</td>
+      <td>${esc(r.energy_scope ?? "")}</td>
+      <td><span class="badge ${esc(r.evidence)}">${esc(r.evidence)}</span></td></tr>`).join(""), 9, "No rows.");
+  empty("frontier-empty", curve.length ? "" : `InferenceX has no observation of ${esc(s.model)} at ${esc(isl)}/${esc(osl)} tokens in this snapshot.`);
+  if (!curve.length && !ml.length) { hide("frontier-chart"); return; }
+  const series = [...new Set(curve.map((r) => r.series))];
+  const traces = series.map((acc) => {
+    const rs = curve.filter((r) => r.series === acc).sort((a, b) => a.interactivity - b.interactivity);
+    return {type: "scatter", mode: "lines+markers", name: acc, x: rs.map((r) => r.interactivity),
+            y: rs.map((r) => r.output_tput_per_gpu), line: {color: colour(acc).color}, marker: {size: 7, color: colour(acc).color},
+            hovertext: rs.map((r) => `${acc}: ${r.framework} ${r.precision}, concurrency ${r.conc}<br>${num(r.interactivity, 1)} tokens/s per user, ${num(r.output_tput_per_gpu, 0)} tokens/s per GPU<br>InferenceX, ${r.observed_on}`),
+            hoverinfo: "text"};
+  });
+  if (ml.length) {
+    traces.push({type: "scatter", mode: "markers+text", name: "MLPerf (not part of the curves)",
+                 x: ml.map((r) => r.interactivity), y: ml.map((r) => r.output_tput_per_gpu),
+                 text: ml.map((r) => `MLPerf ${r.scenario} · ${r.series}`), textposition: "top right",
+                 marker: {size: 11, symbol: "diamond-open", line: {width: 2}, color: ml.map((r) => colour(r.series).color)},
+                 hovertext: ml.map((r) => `MLPerf ${r.round} ${r.scenario}: ${r.organization}: ${r.system_name}<br>${num(r.output_tput_per_gpu, 0)} tokens/s per accelerator at the ${r.scenario === "Offline" ? "Offline end (no per-user floor)" : num(r.interactivity, 1) + " tokens/s per-user floor"}<br>not verified by MLCommons`),
+                 hoverinfo: "text"});
+  }
+  plot("frontier-chart", traces, {height: 440,
+       title: {text: `${s.model}, ${isl}/${osl} tokens: output tokens/s per GPU against tokens/s per user (InferenceX frontier; MLPerf marked)`, x: 0, font: {size: 13}},
+       xaxis: {title: {text: "tokens/s per user (interactivity)"}, rangemode: "tozero", automargin: true},
+       yaxis: {title: {text: "output tokens/s per GPU"}, rangemode: "tozero", automargin: true}});
+}
+
 // The measured counterpart of a speed claim: the same accelerator and model when MLPerf has
 // it; else, for a per-user claim, the per-user speed MLPerf's Interactive limit guarantees.
 async function counterpart(r, round) {
@@ -484,14 +529,15 @@ async function section(name, work) {
 
 async function render() {
   const s = state();
-  ["model", "round", "scenario", "division", "availability", "basis", "region", "rate", "answer", "sku"].forEach((k) => { if ($(k).value !== s[k]) $(k).value = s[k]; });
+  ["model", "round", "scenario", "division", "availability", "basis", "region", "rate", "answer", "sku", "seq"].forEach((k) => { if ($(k).value !== s[k]) $(k).value = s[k]; });
   $("all").checked = s.all === "1";
   $("rate-label").hidden = s.basis !== "assumed";
   $("status").textContent = "Loading…";
   document.body.dataset.ready = "false";
   const results = await Promise.allSettled([
     section("ratios", () => ratios(s)), section("costs", () => costs(s)), section("latency", () => latency(s)),
-    section("trends", () => trends(s)), section("claims", () => claims(s)), section("prices", () => prices(s)),
+    section("trends", () => trends(s)), section("frontier", () => frontier(s)),
+    section("claims", () => claims(s)), section("prices", () => prices(s)),
     freshness()]);
   const failed = results.filter((r) => r.status === "rejected");
   $("status").textContent = failed.length ? `Could not load: ${failed[0].reason.message}` : "";
@@ -516,7 +562,7 @@ async function init() {
     const q = new URLSearchParams(Object.entries(s).filter(([k, v]) => v !== "" && v !== DEFAULTS[k]));
     history.replaceState(null, "", q.toString() ? `?${q}` : location.pathname);
   }
-  ["model", "round", "scenario", "division", "availability", "basis", "region", "sku", "accelerator"].forEach((k) =>
+  ["model", "round", "scenario", "division", "availability", "basis", "region", "sku", "accelerator", "seq"].forEach((k) =>
     $(k).addEventListener("change", (e) => setState({[k]: e.target.value})));
   $("rate").addEventListener("change", (e) => { if (e.target.value > 0) setState({rate: e.target.value}); });
   $("answer").addEventListener("change", (e) => { const n = Number(e.target.value); if (Number.isInteger(n) && n >= 1) setState({answer: String(n)}); });

@@ -11,14 +11,18 @@ DuckDB answers every query; values are always bound parameters.
 
 from warehouse.queries.accelerator_names import accelerator_aliases, resolve_accelerators
 from warehouse.queries.builders import (
+    ObservationFilter,
     ResultFilter,
     claim_checks_query,
+    claim_observations_query,
     claims_query,
     costs_query,
     energy_query,
+    frontier_query,
     hardware_query,
     latency_query,
     models_query,
+    observations_query,
     per_accelerator_query,
     price_history_query,
     prices_query,
@@ -54,7 +58,8 @@ from warehouse.queries.listing import (
 )
 
 __all__ = [
-    "Accelerators", "AnyOf", "Known", "ListQuery", "ListSQL", "ResultFilter",
+    "Accelerators", "AnyOf", "Known", "ListQuery", "ListSQL", "ObservationFilter", "ResultFilter",
+    "claim_observations_query", "frontier_query", "observations_query",
     "accelerator_aliases", "accelerators", "claim_checks_query", "claim_detail", "claims_query",
     "costs_query", "current_price", "empty_hint", "energy_query", "hardware_query",
     "latency_query", "list_sql", "meta", "models_query", "per_accelerator_query",

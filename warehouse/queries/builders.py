@@ -6,22 +6,26 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 
 from pydantic import BaseModel
 
 from warehouse import derived
 from warehouse.exceptions import QueryError
+from warehouse.frontier import frontier_sql
 from warehouse.public import (
     BenchmarkRulePublic,
     ClaimCheckPublic,
+    ClaimObservationPublic,
     ClaimPublic,
     CostPublic,
     EnergyPublic,
+    FrontierPointPublic,
     HardwareCatalogPublic,
     LatencyBoundPublic,
     MlperfResultPublic,
     ModelShapePublic,
+    ObservationPublic,
     PerAcceleratorPublic,
     PriceCatalogPublic,
     ScenarioRatioPublic,
@@ -330,3 +334,76 @@ def sources_query(*, source: list[str]) -> ListQuery:
     """Every source snapshot (fetched body)."""
     return ListQuery(relation="source_snapshot", public=SourceSnapshotPublic,
                      equals={"source": source})
+
+
+@dataclass
+class ObservationFilter:
+    """Filters of InferenceX observations. ``model`` matches the warehouse model id (family),
+    the raw key or the display name; ``accelerator`` an accelerator id, a short name or the
+    InferenceX hardware key."""
+
+    model: list[str] = field(default_factory=list)
+    accelerator: list[str] = field(default_factory=list)
+    framework: list[str] = field(default_factory=list)
+    precision: list[str] = field(default_factory=list)
+    isl: list[int] = field(default_factory=list)
+    osl: list[int] = field(default_factory=list)
+    power_status: list[str] = field(default_factory=list)
+    date_from: date | None = None
+    date_to: date | None = None
+
+
+def observations_query(f: ObservationFilter) -> ListQuery:
+    """InferenceX observations with their mapped ids, newest first unless sorted."""
+    q = ListQuery(relation="observation", public=ObservationPublic,
+                  equals={"isl": f.isl, "osl": f.osl, "power_status": f.power_status,
+                          "framework": f.framework, "precision": f.precision},
+                  casefold=("framework", "precision"),
+                  sort=["-observed_on", "model", "hardware", "framework", "conc"])
+    if f.model:
+        folded = [m.strip().lower() for m in f.model]
+        q.any_of.append(AnyOf((("model_id", True, folded), ("model", True, folded),
+                               ("model_display", True, folded))))
+        q.known.append(Known("model", tuple(folded), "SELECT model_id FROM observation UNION "
+                             "SELECT model FROM observation UNION SELECT model_display FROM "
+                             "observation ORDER BY 1"))
+    if f.accelerator:
+        q.any_of.append(AnyOf((("accelerator_id", False, Accelerators(tuple(f.accelerator))),
+                               ("hardware_base", True, [a.strip().lower() for a in f.accelerator]))))
+        q.known.append(Known("accelerator", tuple(a.strip() for a in f.accelerator),
+                             "SELECT accelerator_id FROM observation UNION SELECT hardware_base "
+                             "FROM observation ORDER BY 1"))
+    if f.date_from is not None:
+        q.where.append(("t.observed_on >= ?", [f.date_from]))
+    if f.date_to is not None:
+        q.where.append(("t.observed_on <= ?", [f.date_to]))
+    return q
+
+
+def frontier_query(*, model: str, isl: int, osl: int, accelerator: list[str],
+                   framework: list[str], precision: list[str], until: date | None,
+                   interactivity: float | None, rate: float, region: str, offer: str, os: str,
+                   include_dominated: bool, mlperf_division: list[str]) -> ListQuery:
+    """The frontier of ``model`` at ``isl``/``osl`` per accelerator, MLPerf results on the same
+    axes, and the answer at ``interactivity`` (see ``warehouse.frontier``)."""
+    params: list[object] = [
+        model.strip(), isl, osl,
+        Accelerators(tuple(accelerator)) if accelerator else [],
+        [v.strip().lower() for v in framework], [v.strip().lower() for v in precision],
+        until, interactivity, rate, region, offer, os, include_dominated, mlperf_division]
+    q = ListQuery(relation="frontier", public=FrontierPointPublic,
+                  subquery=(frontier_sql(), params),
+                  sort=["series", "kind", "interactivity"])
+    q.known.append(Known("model", (model.strip(),), "SELECT model_id FROM observation UNION "
+                         "SELECT model FROM observation UNION SELECT model_display FROM "
+                         "observation ORDER BY 1"))
+    return q
+
+
+def claim_observations_query(*, vendor: list[str], model: list[str]) -> ListQuery:
+    """Per-user speed claims next to the nearest comparable InferenceX observation."""
+    q = ListQuery(relation="claim_observation_check", public=ClaimObservationPublic,
+                  equals={"vendor": vendor}, casefold=("vendor",))
+    if model:
+        q.any_of.append(AnyOf((("model", True, [m.strip().lower() for m in model]),)))
+    return q

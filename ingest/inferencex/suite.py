@@ -1,0 +1,38 @@
+"""InferenceX observations: third-party measured, power only with its verdict, NULL not 0."""
+
+from __future__ import annotations
+
+from warehouse.suites import WARNING, Rule, in_set, not_null, rows
+from warehouse.vocabulary import INFERENCEX_MEASURER, POWER_STATUSES
+
+T = "inferencex_observation"
+
+
+def rules() -> list[Rule]:
+    """The inferencex_observation rules."""
+    return [
+        in_set("inferencex_observation: power status is in the vocabulary", T, "power_status",
+               POWER_STATUSES),
+        rows("inferencex_observation: power figures only on rows whose power_valid is 1", T,
+             "SELECT id, power_valid, avg_power_w, joules_per_output_token FROM {batch} "
+             "WHERE (avg_power_w IS NOT NULL OR joules_per_output_token IS NOT NULL) "
+             "AND power_valid IS DISTINCT FROM 1"),
+        rows("inferencex_observation: a valid power status has power_valid 1 and schema 2", T,
+             "SELECT id, power_valid, power_metric_schema_version FROM {batch} "
+             "WHERE power_status = 'valid' AND NOT (power_valid = 1 "
+             "AND power_metric_schema_version = 2)"),
+        rows("inferencex_observation: throughput and interactivity are not negative", T,
+             "SELECT id, interactivity, tput_per_gpu, output_tput_per_gpu FROM {batch} "
+             "WHERE interactivity < 0 OR tput_per_gpu < 0 OR output_tput_per_gpu < 0 "
+             "OR input_tput_per_gpu < 0"),
+        rows("inferencex_observation: the measurer is SemiAnalysis InferenceX", T,
+             "SELECT id, measurer FROM {batch} WHERE measurer <> '"
+             + INFERENCEX_MEASURER.replace("'", "''") + "'"),
+        not_null("inferencex_observation: every row has an observation date", T, "observed_on"),
+        rows("inferencex: every hardware key in observations is listed in the alias file", T,
+             "SELECT DISTINCT hardware_base FROM {batch} WHERE hardware_base NOT IN "
+             "(SELECT key FROM inferencex_alias WHERE kind = 'hardware')", severity=WARNING),
+        rows("inferencex: every model key in observations is listed in the alias file", T,
+             "SELECT DISTINCT model FROM {batch} WHERE model NOT IN "
+             "(SELECT key FROM inferencex_alias WHERE kind = 'model')", severity=WARNING),
+    ]

@@ -1,0 +1,124 @@
+"""Parsing recorded real InferenceX responses: columns, NULL not 0, the power verdict, extras,
+required fields."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime
+
+import pytest
+
+from ingest.http import Raw
+from ingest.inferencex.parse import ParseReport, natural_id, parse_availability, parse_benchmarks
+from tests.ingest.inferencex.cases import case, lookup_rows, rows
+from warehouse.exceptions import ParseError
+
+
+def parse(body: bytes, report: ParseReport | None = None) -> list[dict]:
+    raw = Raw(source="inferencex", url="http://x/api/v1/benchmarks?model=DeepSeek-R1-0528",
+              body=body, fetched_at=datetime(2026, 12, 4, tzinfo=UTC))
+    return list(parse_benchmarks(raw, display="DeepSeek-R1-0528", snapshot_id="s", as_of=None,
+                                 report=report or ParseReport()))
+
+
+def test_every_recorded_row_parses_with_its_values():
+    out = parse(case("benchmarks"))
+    assert len(out) == 435 and len({r["id"] for r in out}) == 435
+    first = out[0]  # the first row of the payload, values read by hand from the file
+    assert (first["hardware"], first["framework"], first["model"], first["precision"]) == \
+        ("mi355x", "sglang", "dsr1", "fp4")
+    assert (first["isl"], first["osl"], first["conc"], first["gpus"]) == (1024, 1024, 4, 4)
+    assert first["interactivity"] == pytest.approx(103.64816793368249)
+    assert first["output_tput_per_gpu"] == pytest.approx(98.9883650269406)
+    assert first["ttft_p999_s"] == pytest.approx(0.8233558841543273)
+    assert first["observed_on"] == date(2026, 6, 11)
+    assert first["run_url"].endswith("/actions/runs/27213443242/attempts/1")
+    assert first["evidence"] == "third_party_measured"
+    assert first["measurer"] == "SemiAnalysis InferenceX"
+    assert "https://github.com/SemiAnalysisAI/InferenceX" in first["attribution"]
+
+
+def test_missing_metrics_are_null_never_zero():
+    src = rows("benchmarks")
+    out = parse(case("benchmarks"))
+    for raw_row, row in zip(src, out, strict=True):
+        m = raw_row["metrics"]
+        assert (row["ttft_p90_s"] is None) == ("p90_ttft" not in m)
+        assert (row["output_tput_per_gpu"] is None) == ("output_tput_per_gpu" not in m)
+    missing = [r for r in out if r["output_tput_per_gpu"] is None]
+    assert len(missing) == 2 and all(r["tput_per_gpu"] for r in missing)
+    assert sum(r["ttft_p90_s"] is None for r in out) == 435 - 145
+
+
+def test_legacy_power_without_a_verdict_stays_out_of_the_columns():
+    out = parse(case("benchmarks"))
+    legacy = [r for r in out if r["power_status"] == "legacy_unverified"]
+    assert len(legacy) == 17
+    for r in legacy:
+        assert r["avg_power_w"] is None and r["joules_per_output_token"] is None
+        assert r["power_valid"] is None
+        assert "joules_per_output_token" in json.loads(r["extras"])["metrics"]  # kept, as extras
+    assert {r["power_status"] for r in out} == {"legacy_unverified", "none"}
+
+
+def test_september_rows_carry_id_and_valid_power_with_its_schema_version():
+    rows_ = lookup_rows()
+    out = parse(json.dumps(rows_).encode())
+    assert [r["upstream_id"] for r in out] == [r["id"] for r in rows_]
+    assert out[0]["id"] == "ix:440994"
+    r = out[0]
+    assert (r["power_status"], r["power_valid"], r["power_metric_schema_version"]) == ("valid", 1, 2)
+    assert r["avg_power_w"] == pytest.approx(645.911)
+    assert r["joules_per_output_token"] == pytest.approx(4.016292)
+    # aggregated rows mirror the GPU count: not added
+    assert (r["num_prefill_gpu"], r["num_decode_gpu"], r["gpus"]) == (64, 64, 64)
+    extras = json.loads(r["extras"])
+    assert extras["curve_date"] == "2026-09-03" and extras["metrics"]["kv_cache_pool_tokens"] == 375856
+
+
+@pytest.mark.parametrize(("valid", "version", "status", "kept"), [
+    (1, 2, "valid", True), (1, 1, "unsupported_schema", True), (0, 2, "invalid", False)])
+def test_the_power_verdict_decides_what_is_kept(valid, version, status, kept):
+    row = lookup_rows()[0]
+    row["metrics"].update(power_valid=valid, power_metric_schema_version=version)
+    [out] = parse(json.dumps([row]).encode())
+    assert out["power_status"] == status
+    assert (out["joules_per_output_token"] is not None) is kept
+
+
+def test_an_unknown_field_goes_to_extras_and_is_reported():
+    row = lookup_rows()[0]
+    row["kv_offload_tier"] = "cpu"
+    row["metrics"]["p95_ttft"] = 0.7
+    report = ParseReport()
+    [out] = parse(json.dumps([row]).encode(), report)
+    extras = json.loads(out["extras"])
+    assert extras["kv_offload_tier"] == "cpu" and extras["metrics"]["p95_ttft"] == 0.7
+    assert report.unknown_fields == {"kv_offload_tier"}  # curve_* are documented
+
+
+@pytest.mark.parametrize("field", ["hardware", "conc", "metrics", "date", "run_url"])
+def test_a_missing_required_field_fails_naming_it(field):
+    data = rows("benchmarks")[:3]
+    del data[2][field]
+    with pytest.raises(ParseError, match=rf"required field '{field}' is missing \(row 2 of"):
+        parse(json.dumps(data).encode())
+
+
+def test_an_error_answer_is_refused():
+    with pytest.raises(ParseError, match="Unknown model"):
+        parse(b'{"error": "Unknown model"}')
+
+
+def test_ids_without_a_published_id_are_the_same_across_endpoints():
+    # the history endpoint omits image; the run's rows keep their ids
+    bench = {natural_id(r) for r in rows("benchmarks")}
+    hist = {natural_id(r) for r in rows("benchmarks-history")}
+    assert len(bench & hist) == 230
+
+
+def test_availability_lists_the_raw_model_keys():
+    raw = Raw(source="inferencex", url="http://x/api/v1/availability", body=case("availability"),
+              fetched_at=datetime.now(UTC))
+    assert parse_availability(raw) == ["dsr1", "dsv4", "glm5", "glm5.1", "gptoss120b", "kimik2.5",
+                                       "llama70b", "minimaxm2.5", "minimaxm3", "qwen3.5"]

@@ -1,0 +1,194 @@
+"""The throughput–interactivity frontier as one SQL query (``frontier_sql``).
+
+For a model and an input/output length pair, per accelerator (``series``: the accelerator id,
+or the InferenceX hardware key when it maps to none):
+
+1. the **curve**: each configuration's latest run (on or before ``until``) — what InferenceX's
+   own as-of answer serves — with its interactivity x (median output tokens/s per user) and
+   output tokens/s per GPU y;
+2. the **frontier**: the curve points no other point of the same series beats on both axes
+   (x' >= x and y' >= y, one strictly); identical points are both kept;
+3. at a requested interactivity x0, the **answer**: y linearly interpolated between the two
+   neighbouring frontier points (x1 <= x0 < x2), the point itself when x0 is one, and
+   ``out of range`` with the nearest frontier point when x0 is outside [min x, max x] — never
+   extrapolated;
+4. **MLPerf** results of the same model family and accelerators on the same axes, never mixed
+   into the curve: y = result / accelerators; x = the rules' per-user floor 1000 / TPOT limit
+   for Server and Interactive, 0 for Offline (no per-user requirement).
+
+Each point carries the cost per million output tokens (an assumed rate per GPU-hour, and the
+cheapest current Azure list price per accelerator-hour where Azure rents the accelerator) and
+the energy per output token where one is valid — InferenceX's GPU-only figure, MLPerf's
+whole-system wall power — with the scope in words, since the two are not comparable.
+Values are bound parameters (``ask``), in the order ``FRONTIER_PARAMS`` lists.
+"""
+
+from __future__ import annotations
+
+from warehouse.vocabulary import (
+    ENERGY_SCOPE_GPU,
+    ENERGY_SCOPE_WALL,
+    INFERENCEX_ATTRIBUTION,
+    MLPERF_DERIVED_NOTICE,
+    TOKENS_PER_S,
+    Evidence,
+    basis,
+)
+
+
+def _lit(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+# The parameters of ``frontier_sql``, in binding order (with their SQL types).
+FRONTIER_PARAMS = (
+    ("model", "VARCHAR"), ("isl", "INTEGER"), ("osl", "INTEGER"), ("accs", "VARCHAR[]"),
+    ("fws", "VARCHAR[]"), ("precs", "VARCHAR[]"), ("until", "DATE"), ("x0", "DOUBLE"),
+    ("rate", "DOUBLE"), ("region", "VARCHAR"), ("offer", "VARCHAR"), ("os", "VARCHAR"),
+    ("dominated", "BOOLEAN"), ("mlperf_division", "VARCHAR[]"),
+)
+
+# What makes one InferenceX curve (a configuration whose latest run is the current one).
+CONFIG = ("hardware, framework, precision, spec_method, disagg, is_multinode, prefill_tp, "
+          "prefill_ep, prefill_dp_attention, prefill_num_workers, decode_tp, decode_ep, "
+          "decode_dp_attention, decode_num_workers, num_prefill_gpu, num_decode_gpu, "
+          "offload_mode, benchmark_type")
+
+COST = "ask.rate / ({y} * 3600.0) * 1e6"
+LIST_COST = "lp.rate / ({y} * 3600.0) * 1e6"
+
+IX_BASIS = basis(Evidence.third_party_measured, Evidence.assumption)
+ML_BASIS = basis(Evidence.measured, Evidence.benchmark_rule, Evidence.assumption)
+ANSWER_NOTE = (INFERENCEX_ATTRIBUTION + ". Interpolated by perfledger between the two "
+               "neighbouring frontier points; not an InferenceX measurement.")
+
+
+def frontier_sql() -> str:
+    """The frontier query: rows of kind frontier (and dominated when asked), mlperf and
+    at_interactivity (one per series when an interactivity is asked)."""
+    ask = ", ".join(f"?::{t} AS {n}" for n, t in FRONTIER_PARAMS)
+    return f"""
+WITH ask AS (SELECT {ask}),
+obs AS (
+    SELECT o.*, coalesce(o.accelerator_id, o.hardware_base) AS series,
+           o.interactivity AS x, o.output_tput_per_gpu AS y
+    FROM observation o, ask
+    WHERE (o.model_id = ask.model OR o.model = ask.model OR lower(o.model_display) = lower(ask.model))
+      AND o.isl = ask.isl AND o.osl = ask.osl
+      AND o.interactivity > 0 AND o.output_tput_per_gpu > 0
+      AND (len(ask.accs) = 0 OR list_contains(ask.accs, o.accelerator_id)
+           OR list_contains(ask.accs, o.hardware_base))
+      AND (len(ask.fws) = 0 OR list_contains(ask.fws, lower(o.framework)))
+      AND (len(ask.precs) = 0 OR list_contains(ask.precs, lower(o.precision)))
+      AND (ask.until IS NULL OR o.observed_on <= ask.until)
+),
+curve AS (
+    SELECT * FROM obs QUALIFY observed_on = max(observed_on) OVER (PARTITION BY {CONFIG})
+),
+flagged AS (
+    SELECT c.*, NOT EXISTS (
+        SELECT 1 FROM curve d WHERE d.series = c.series AND d.x >= c.x AND d.y >= c.y
+                                AND (d.x > c.x OR d.y > c.y)) AS on_frontier
+    FROM curve c
+),
+front AS (SELECT * FROM flagged WHERE on_frontier),
+seg AS (
+    SELECT series, id, x, y, lead(id) OVER w AS id2, lead(x) OVER w AS x2, lead(y) OVER w AS y2
+    FROM front WINDOW w AS (PARTITION BY series ORDER BY x, y DESC, id)
+),
+rng AS (
+    SELECT series, min(x) AS lo, max(x) AS hi, arg_min(id, x) AS lo_id, arg_max(id, x) AS hi_id,
+           arg_min(y, x) AS lo_y, arg_max(y, x) AS hi_y,
+           any_value(accelerator_id) AS accelerator_id, any_value(hardware_base) AS hardware
+    FROM front GROUP BY series
+),
+hit AS (
+    SELECT s.* FROM seg s, ask
+    WHERE s.x <= ask.x0 AND (s.x2 > ask.x0 OR (s.x2 IS NULL AND s.x = ask.x0))
+),
+ans AS (
+    SELECT r.*, h.id AS hid, h.id2,
+           CASE WHEN h.id IS NULL THEN NULL WHEN h.x = ask.x0 THEN h.y
+                ELSE h.y + (h.y2 - h.y) * (ask.x0 - h.x) / (h.x2 - h.x) END AS y_at,
+           CASE WHEN h.id IS NULL THEN 'out of range' WHEN h.x = ask.x0 THEN 'measured'
+                ELSE 'interpolated' END AS status
+    FROM rng r CROSS JOIN ask LEFT JOIN hit h ON h.series = r.series
+),
+model_ids AS (
+    SELECT DISTINCT target_id AS model_family FROM inferencex_alias, ask
+    WHERE kind = 'model' AND target_id IS NOT NULL
+      AND (target_id = ask.model OR key = ask.model OR lower(display) = lower(ask.model))
+),
+lp AS (
+    SELECT p.accelerator_id, min(p.price_per_accelerator_hour) AS rate,
+           arg_min(p.arm_sku_name, p.price_per_accelerator_hour) AS sku
+    FROM accelerator_hour_price p, ask
+    WHERE p.valid_to IS NULL AND lower(p.arm_region_name) = lower(ask.region)
+      AND p.offer = ask.offer AND p.os = ask.os
+    GROUP BY p.accelerator_id
+),
+ml AS (
+    SELECT r.*, CASE WHEN r.scenario = 'Offline' THEN 0.0
+                     ELSE lb.min_tokens_per_s_per_user END AS x,
+           r.result / r.total_accelerators AS y, lb.tpot_ms, lb.rule_id,
+           e.joules_per_unit AS wall_joules_per_token
+    FROM mlperf_result r
+    CROSS JOIN ask
+    LEFT JOIN latency_bound lb ON lb.id = r.id
+    LEFT JOIN energy_efficiency e ON e.id = r.id
+    WHERE NOT r.is_power AND r.units = {_lit(TOKENS_PER_S)} AND r.total_accelerators > 0
+      AND r.scenario IN ('Offline', 'Server', 'Interactive')
+      AND r.model_family IN (SELECT model_family FROM model_ids)
+      AND (len(ask.mlperf_division) = 0 OR list_contains(ask.mlperf_division, r.division))
+      AND r.accelerator_id IS NOT NULL
+      AND (CASE WHEN len(ask.accs) = 0
+                THEN r.accelerator_id IN (SELECT accelerator_id FROM obs)
+                ELSE list_contains(ask.accs, r.accelerator_id) END)
+)
+SELECT CASE WHEN f.on_frontier THEN 'frontier' ELSE 'dominated' END AS kind,
+       f.id AS id, f.series, f.accelerator_id, f.hardware, f.framework, f.precision,
+       f.spec_method, f.disagg, f.model, f.model_id, f.isl, f.osl, f.conc, f.gpus,
+       f.x AS interactivity, f.y AS output_tput_per_gpu, f.tput_per_gpu,
+       NULL::VARCHAR AS status, NULL::DOUBLE AS requested_interactivity,
+       NULL::VARCHAR AS left_id, NULL::VARCHAR AS right_id, NULL::VARCHAR AS nearest_id,
+       NULL::DOUBLE AS nearest_interactivity, NULL::DOUBLE AS nearest_output_tput_per_gpu,
+       f.observed_on, f.run_url, NULL::VARCHAR AS scenario, NULL::VARCHAR AS round,
+       NULL::VARCHAR AS mlperf_id, NULL::VARCHAR AS details_url, NULL::VARCHAR AS system_name,
+       NULL::VARCHAR AS organization, NULL::DOUBLE AS tpot_limit_ms,
+       ask.rate AS rate_per_accelerator_hour,
+       {COST.format(y="f.y")} AS cost_per_million_tokens,
+       lp.rate AS list_price_per_accelerator_hour, lp.sku AS list_price_sku,
+       {LIST_COST.format(y="f.y")} AS list_price_cost_per_million_tokens,
+       CASE WHEN f.power_status = 'valid' THEN f.joules_per_output_token END AS joules_per_output_token,
+       CASE WHEN f.power_status = 'valid' THEN {_lit(ENERGY_SCOPE_GPU)} END AS energy_scope,
+       f.power_status, f.evidence, f.measurer, {_lit(IX_BASIS)} AS cost_basis,
+       f.attribution AS notice
+FROM flagged f CROSS JOIN ask LEFT JOIN lp ON lp.accelerator_id = f.accelerator_id
+WHERE f.on_frontier OR ask.dominated
+UNION ALL
+SELECT 'mlperf', 'mlperf:' || m.id, m.accelerator_id, m.accelerator_id, NULL, m.framework,
+       NULL, NULL, NULL, m.model_id, m.model_family, NULL, NULL, NULL, m.total_accelerators,
+       m.x, m.y, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       NULL, NULL, m.scenario, m.round, m.system_id, m.details_url, m.system_name, m.organization,
+       m.tpot_ms, ask.rate, {COST.format(y="m.y")}, lp.rate, lp.sku, {LIST_COST.format(y="m.y")},
+       m.wall_joules_per_token,
+       CASE WHEN m.wall_joules_per_token IS NOT NULL THEN {_lit(ENERGY_SCOPE_WALL)} END,
+       NULL, m.evidence, 'MLCommons MLPerf Inference', {_lit(ML_BASIS)},
+       {_lit(MLPERF_DERIVED_NOTICE)}
+FROM ml m CROSS JOIN ask LEFT JOIN lp ON lp.accelerator_id = m.accelerator_id
+WHERE m.x IS NOT NULL
+UNION ALL
+SELECT 'at_interactivity', 'at:' || a.series || ':' || CAST(ask.x0 AS VARCHAR), a.series,
+       a.accelerator_id, a.hardware, NULL, NULL, NULL, NULL, NULL, NULL, ask.isl, ask.osl,
+       NULL, NULL, ask.x0, a.y_at, NULL, a.status, ask.x0, a.hid,
+       CASE WHEN a.status = 'interpolated' THEN a.id2 END,
+       CASE WHEN a.hid IS NOT NULL THEN NULL WHEN ask.x0 < a.lo THEN a.lo_id ELSE a.hi_id END,
+       CASE WHEN a.hid IS NOT NULL THEN NULL WHEN ask.x0 < a.lo THEN a.lo ELSE a.hi END,
+       CASE WHEN a.hid IS NOT NULL THEN NULL WHEN ask.x0 < a.lo THEN a.lo_y ELSE a.hi_y END,
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       ask.rate, {COST.format(y="a.y_at")}, lp.rate, lp.sku, {LIST_COST.format(y="a.y_at")},
+       NULL, NULL, NULL, {_lit(Evidence.derived.value)}, NULL, {_lit(IX_BASIS)},
+       {_lit(ANSWER_NOTE)}
+FROM ans a CROSS JOIN ask LEFT JOIN lp ON lp.accelerator_id = a.accelerator_id
+WHERE ask.x0 IS NOT NULL
+"""
