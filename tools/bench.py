@@ -728,7 +728,7 @@ def report(r: dict) -> str:
         name, c = key.split("|")
         base, earlier = r["api_1x_paired"][key], r["api_nocache"][key]
         lines.append(f"| {name} | {c} | {x['rps']:.0f} | {x['p99_ms']:.1f} | {base['rps']:.0f} | "
-                     f"{base['p99_ms']:.1f} | {x['p99_ms'] / base['p99_ms']:.2f} | "
+                     f"{base['p99_ms']:.1f} | {x['p99_ms'] / max(base['p99_ms'], 1e-9):.2f} | "
                      f"{earlier['p99_ms']:.1f} |")
     b = r["bare_asgi"]
     n = r["warm_no_access_log"]

@@ -13,7 +13,6 @@ import pytest
 from ingest.refresh import refresh
 from tests.api.test_explorer import CHROMIUM, SHOTS, browser, ready, serve_data_dir  # noqa: F401
 from tests.conftest import full_sources, make_settings, mount_azure
-from tests.helpers import RULES_ADOC, SUMMARY_CSV, need_shared
 from tests.ingest.inferencex.cases import inferencex_section, serve
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
@@ -21,8 +20,6 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is n
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, session_server):
-    need_shared(SUMMARY_CSV)
-    need_shared(RULES_ADOC)
     tmp = tmp_path_factory.mktemp("explorer-frontier")
     session_server.reset()
     serve(session_server)

@@ -13,7 +13,7 @@ import pytest
 
 from ingest.refresh import refresh
 from tests.conftest import full_sources, make_settings, mount_azure
-from tests.helpers import SUMMARY_CSV, need_shared
+from tests.helpers import SUMMARY_CSV
 from tests.ingest.inferencex.cases import inferencex_section, lookup_rows, serve, sources
 
 # (conc, interactivity, output tokens/s per GPU, date): the hand-checked set on h100.
@@ -156,7 +156,6 @@ def test_observations_filters_and_nulls(hand):
 
 @pytest.fixture(scope="module")
 def real_dir(tmp_path_factory, session_server):
-    need_shared(SUMMARY_CSV)
     tmp = tmp_path_factory.mktemp("real")
     session_server.reset()
     serve(session_server)
