@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 _I = re.IGNORECASE
 
 # (pattern, what it is); each is removed from the spelling once read, in this order.
-RESELLER = re.compile(r"^\s*\[([^\]]+)\]\s*")                       # [MAXSUN] MS-Intel ... (v5.1)
-PART_PREFIX = re.compile(r"^\s*(MS-)(?=Intel)", _I)                  # MS-Intel Arc Pro ... (v6.0)
+RESELLER = re.compile(r"\s*\[([^\]]+)\]\s*")                        # [MAXSUN] MS-Intel ... (v5.1)
+PART_PREFIX = re.compile(r"(?:^|(?<=\s))(MS-)(?=Intel)", _I)         # MS-Intel Arc Pro ... (v6.0)
 MARKS = re.compile(r"\((?:R|TM)\)|®|™", _I)                          # Intel(R) Arc(TM), Intel® Gaudi®
 VIRTUALIZED = re.compile(r"\bVirtuali[sz]ed\b\s*", _I)               # Virtualized NVIDIA L40S (v4.0)
 POWER_CAP = re.compile(r"\s*\(\s*Power[\s-]*Cap(?:ped)?(?:\s+at)?\s*(\d{2,5})\s*W\s*\)", _I)  # (v6.0)
@@ -135,43 +135,46 @@ def _memory_type(token: str) -> str:
     return t[:-1] + "e" if t.endswith("E") and t.startswith("HBM") else t
 
 
+def _take(pattern: re.Pattern[str], s: str) -> tuple[list[str], str]:
+    """Every match of ``pattern`` (its first group), and ``s`` without them."""
+    found = [m.group(1) for m in pattern.finditer(s)]
+    return found, pattern.sub(" ", s) if found else s
+
+
 def parse(name: str) -> tuple[Identity, Decorations]:
     """The identity and the decorations of one accelerator spelling."""
     d = Decorations()
     s = name.strip()
-    if m := RESELLER.search(s):
-        d.other.append(f"reseller [{m.group(1)}]")
-        s = s[m.end():]
-    if m := PART_PREFIX.search(s):
-        d.other.append(f"part prefix {m.group(1)}")
-        s = s[m.end():]
+    found, s = _take(RESELLER, s)
+    d.other += [f"reseller [{x}]" for x in found]
+    found, s = _take(PART_PREFIX, s)
+    d.other += [f"part prefix {x}" for x in found]
     marks = MARKS.findall(s)
     if marks:
         d.other.append("marks " + " ".join(marks))
         s = MARKS.sub("", s)
     if VIRTUALIZED.search(s):
         d.virtualized = True
-        s = VIRTUALIZED.sub("", s)
-    if m := POWER_CAP.search(s):
-        d.power_cap_w = int(m.group(1))
-        s = s[:m.start()] + s[m.end():]
-    if m := INSTANCES.search(s):
-        d.instances = re.sub(r"\s+", " ", m.group(1).lower())
-        s = s[:m.start()] + s[m.end():]
-    if m := POWER_FIGURE.search(s):
-        d.power_w = int(m.group(1))
-        s = s[:m.start()] + " " + s[m.end():]
-    modes = [x.upper() for x in PARTITION.findall(s)]
-    if modes:
-        d.partition_mode = "-".join(modes)
-        s = PARTITION.sub(" ", s)
-    if m := COOLING.search(s):
-        d.cooling = m.group(1).strip("()").replace(" ", "-")
-        d.cooling = "CTS" if d.cooling.upper() == "CTS" else d.cooling.lower()
-        s = s[:m.start()] + " " + s[m.end():]
-    if m := MAX_QP.search(s):
-        d.power_mode = "Max" + m.group(1).upper()
-        s = s[:m.start()] + " " + s[m.end():]
+        s = VIRTUALIZED.sub(" ", s)
+    found, s = _take(POWER_CAP, s)
+    if found:
+        d.power_cap_w = int(found[0])
+    found, s = _take(INSTANCES, s)
+    if found:
+        d.instances = ", ".join(re.sub(r"\s+", " ", x.lower()) for x in found)
+    found, s = _take(POWER_FIGURE, s)
+    if found:
+        d.power_w = int(found[0])
+    found, s = _take(PARTITION, s)
+    if found:
+        d.partition_mode = "-".join(x.upper() for x in found)
+    found, s = _take(COOLING, s)
+    if found:
+        kinds = [x.strip("()").replace(" ", "-") for x in found]
+        d.cooling = ", ".join("CTS" if k.upper() == "CTS" else k.lower() for k in kinds)
+    found, s = _take(MAX_QP, s)
+    if found:
+        d.power_mode = ", ".join("Max" + x.upper() for x in found)
     filler = FILLER.findall(s)
     if filler:
         d.other.append("filler " + ", ".join(re.sub(r"\s+", " ", f) for f in filler))
@@ -201,9 +204,8 @@ def parse(name: str) -> tuple[Identity, Decorations]:
             vendor = brand_of
             continue
         kept.append(w)
-    words = kept
-    return Identity(vendor=vendor, product="".join(words), form_factor=form, memory_gb=memory,
-                    memory_type=memory_type, words=tuple(words)), d
+    return Identity(vendor=vendor, product="".join(kept), form_factor=form, memory_gb=memory,
+                    memory_type=memory_type, words=tuple(kept)), d
 
 
 # Decorations as submitters write them, for tests and documentation: each one added to a
