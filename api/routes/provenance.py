@@ -91,8 +91,9 @@ def healthz(request: Request, _: NoQuery) -> Response:
     """Which snapshot is served, when it was published, which sources are stale and why."""
     with snapshot(request) as (opened, con):
         validation = queries.validation_results(con)
+        coverage = queries.coverage(con)
     response = render_item(request, opened, health.health(opened.id, opened.published_at,
-                                                          validation, _runs(request)))
+                                                          validation, _runs(request), coverage))
     response.headers["Cache-Control"] = "no-store"  # freshness: never from a shared cache
     return response
 

@@ -17,7 +17,13 @@ from pydantic import (
     model_validator,
 )
 
-from warehouse.vocabulary import CLAIM_LABELS, MODEL_SHAPE_LABELS, SPEC_LABELS, Evidence
+from warehouse.vocabulary import (
+    CLAIM_LABELS,
+    MODEL_SHAPE_LABELS,
+    SPEC_LABELS,
+    TEXT_FIGURES,
+    Evidence,
+)
 
 
 def _https(url: str) -> str:
@@ -120,7 +126,7 @@ class ClaimsFile(_Entry):
 
 
 # Figures given as words, not numbers (a hardware spec has a ``value`` or a ``text``).
-TEXT_METRICS = frozenset({"memory_type", "form_factor", "launch_date"})
+TEXT_METRICS = TEXT_FIGURES
 
 
 class Spec(_Entry):

@@ -122,43 +122,6 @@ def apply_aliases(con: duckdb.DuckDBPyConnection) -> dict:
             "ON v.id = m.accelerator_id "
             "WHERE r.accelerator_model_name = m.name AND r.accelerator_mix = 'single'",
             [names, *values, list(vendors), list(vendors.values())])
+    from warehouse.queries import coverage  # the read side's schema: only when publishing
+
     return coverage(con)
-
-
-def coverage(con: duckdb.DuckDBPyConnection) -> dict:
-    """Accelerator-name coverage over all rounds and per round: rows with a single accelerator
-    name, mapped (by alias, by identity), unmapped and ambiguous names with their row counts
-    (and an ambiguous name's candidate ids), rows of heterogeneous systems."""
-    per_round: dict[str, dict] = {}
-    for rnd, rows, alias, ident, mixed in con.execute("""
-            SELECT round, count(*) FILTER (WHERE accelerator_mix = 'single'),
-                   count(*) FILTER (WHERE accelerator_match = 'alias'),
-                   count(*) FILTER (WHERE accelerator_match = 'identity'),
-                   count(*) FILTER (WHERE accelerator_mix = 'mixed')
-            FROM mlperf_result GROUP BY round ORDER BY round""").fetchall():
-        per_round[rnd] = {"rows_with_accelerator": rows, "rows_mapped": alias + ident,
-                          "mapped_by_alias": alias, "mapped_by_identity": ident,
-                          "mapped_share": round((alias + ident) / rows, 4) if rows else None,
-                          "rows_mixed": mixed, "unmapped": {}, "ambiguous": {}}
-    for rnd, name, how, candidates, rows in con.execute("""
-            SELECT round, accelerator_model_name, accelerator_match,
-                   any_value(accelerator_candidates), count(*)
-            FROM mlperf_result WHERE accelerator_match IN ('unmapped', 'ambiguous')
-            GROUP BY ALL ORDER BY round, count(*) DESC, accelerator_model_name""").fetchall():
-        if how == "unmapped":
-            per_round[rnd]["unmapped"][name] = rows
-        else:
-            per_round[rnd]["ambiguous"][name] = {"rows": rows, "candidates":
-                                                 candidates.split(", ")}
-    by_identity = dict(con.execute("""
-        SELECT accelerator_model_name, any_value(accelerator_id) FROM mlperf_result
-        WHERE accelerator_match = 'identity' GROUP BY 1 ORDER BY 1""").fetchall())
-    unmapped = sorted({n for r in per_round.values() for n in r["unmapped"]})
-    ambiguous = {n: a["candidates"] for r in per_round.values()
-                 for n, a in r["ambiguous"].items()}
-    total = sum(r["rows_with_accelerator"] for r in per_round.values())
-    mapped = sum(r["rows_mapped"] for r in per_round.values())
-    return {"rows_with_accelerator": total, "rows_mapped": mapped,
-            "mapped_by_identity": by_identity, "unmapped_names": unmapped,
-            "ambiguous_names": dict(sorted(ambiguous.items())),
-            "accelerators_by_round": per_round}
