@@ -287,3 +287,50 @@ def test_an_alias_added_to_the_catalogue_remaps_loaded_rows_without_refetching(f
     assert {d["status"] for d in mlperf["details"].values()} == {"unchanged (same sha256)"}
     assert report["coverage"]["accelerators_by_round"]["v6.0"]["unmapped"] == {}
     assert report["coverage"]["unmapped_names"] == []
+
+
+def test_mi300x_keeps_its_v41_results_and_trend_though_every_spelling_is_decorated(four_rounds):
+    """v4.1's MI300X rows all carry a partition mode and a power figure: they map, and the
+    round's best per accelerator is the best of both spellings."""
+    tmp, _ = four_rounds
+    con = duckdb.connect(str(next((tmp / "var" / "snapshots").glob("*.duckdb"))), read_only=True)
+    try:
+        spellings = dict(con.execute("""
+            SELECT accelerator_model_name, count(*) FROM mlperf_result
+            WHERE round = 'v4.1' AND accelerator_id = 'amd-mi300x' GROUP BY 1""").fetchall())
+        best = dict(con.execute("""
+            SELECT model_family || ':' || scenario, max(per_accelerator)
+            FROM result_per_accelerator
+            WHERE round = 'v4.1' AND accelerator_id = 'amd-mi300x' AND division = 'closed'
+              AND availability = 'available' GROUP BY 1""").fetchall())
+        trend = dict(con.execute("""
+            SELECT model_family || ':' || scenario, per_accelerator FROM accelerator_trend
+            WHERE round = 'v4.1' AND accelerator_id = 'amd-mi300x'""").fetchall())
+    finally:
+        con.close()
+    assert spellings == {"AMD Instinct MI300X-NPS1-SPX-192GB-750W": 12,
+                         "AMD MI300X-NPS1-SPX-192GB-750W": 4}
+    assert trend and trend == pytest.approx(best)
+
+
+def test_an_ambiguous_name_is_reported_and_warned_never_guessed(tmp_path):
+    """v4.0 wrote both GH200 memory sizes as one name: it fits two ids."""
+    record = {"ID": "9.9-1", "Submitter": "Acme", "Availability": "available",
+              "Category": "closed", "Suite": "datacenter", "System": "Box", "Platform": "box",
+              "UsedModel": "llama2-70b-99", "Model": "llama2-70b-99", "Scenario": "Offline",
+              "Nodes": 1, "Accelerator": "NVIDIA GH200-GraceHopper-Superchip", "a#": 1,
+              "version": "v9.9", "Performance_Result": 100.0, "Performance_Units": "Tokens/s"}
+    path = tmp_path / "v9.9.json"
+    path.write_text(json.dumps([record]))
+    sources = write_sources(tmp_path / "sources.toml", mlperf=f'rounds = {{ "v9.9" = "{path}" }}',
+                            curated=f'dir = "{REPO / "data"}"')
+    report = refresh(make_settings(tmp_path, sources))
+    assert report.status == "published"
+    assert report.coverage["ambiguous_names"] == {
+        "NVIDIA GH200-GraceHopper-Superchip": ["nvidia-gh200-144gb", "nvidia-gh200-96gb"]}
+    cov = report.coverage["accelerators_by_round"]["v9.9"]
+    assert cov["rows_ambiguous"] == 1 and cov["rows_mapped"] == 0
+    [warning] = [v for v in report.validation if v["expectation"].startswith(
+        "mlperf_result: no accelerator name fits several ids")]
+    assert warning["severity"] == "warning" and not warning["success"]
+    assert "nvidia-gh200-96gb" in warning["sample"]
