@@ -24,6 +24,7 @@ from functools import lru_cache
 import duckdb
 
 from ingest.mlperf.identity import Identity, compatible, parse
+from warehouse.coverage import coverage
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,4 @@ def apply_aliases(con: duckdb.DuckDBPyConnection) -> dict:
             "ON v.id = m.accelerator_id "
             "WHERE r.accelerator_model_name = m.name AND r.accelerator_mix = 'single'",
             [names, *values, list(vendors), list(vendors.values())])
-    from warehouse.queries import coverage  # the read side's schema: only when publishing
-
     return coverage(con)
