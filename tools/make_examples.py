@@ -60,6 +60,7 @@ CALLS = {
     "/v1/prices/history": "/v1/prices/history?sku=Standard_ND96isr_H100_v5&region=eastus2"
                           "&offer=on_demand&os=linux",
     "/v1/accelerators": "/v1/accelerators",
+    "/v1/accelerators/{accelerator_id}": "/v1/accelerators/amd-mi300x",
     "/v1/calc/decode-bound": "/v1/calc/decode-bound?hardware=8x-nvidia-h100-sxm&model=illustrative-100b",
     "/v1/calc/batch": "/v1/calc/batch?hardware=8x-nvidia-h100-sxm&model=illustrative-100b&batch=1"
                       "&batch=32&sku=Standard_ND96isr_H100_v5",

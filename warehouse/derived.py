@@ -98,17 +98,53 @@ WHERE o.scenario = 'Offline' AND x.scenario IN """ + LATENCY + """
                              AND x.units = """ + QUERIES + """))
 """)
 
-view("result_per_accelerator",
-     "Throughput results divided by the system's total accelerators (aggregate, not per user).",
-     {"per_accelerator": "result / total_accelerators"})(
+# The datasheet figures the per-accelerator view divides by: memory bandwidth and nameplate
+# power (TDP/TBP), vendor_spec only, one row per accelerator.
+SPEC_FIGURES = """
+SELECT hardware_id,
+       any_value(value) FILTER (WHERE metric = 'memory_bandwidth') AS bandwidth,
+       any_value(id) FILTER (WHERE metric = 'memory_bandwidth') AS bandwidth_spec_id,
+       any_value(value) FILTER (WHERE metric = 'tdp') AS nameplate_w,
+       any_value(id) FILTER (WHERE metric = 'tdp') AS nameplate_spec_id
+FROM hardware_spec WHERE evidence = """ + _lit(Evidence.vendor_spec) + """ AND value > 0
+GROUP BY hardware_id
 """
-SELECT id, round, division, organization, platform, system_name, model_id, model_family,
-       scenario, result, units, total_accelerators, accelerator_id, accelerator_model_name,
-       availability, result / total_accelerators AS per_accelerator,
-       id AS result_id, """ + _lit(basis(Evidence.measured)) + """ AS basis, """ + MEASURED + """ AS weakest_input
-FROM mlperf_result
-WHERE NOT is_power AND units IN """ + sql_list(THROUGHPUT_UNITS) + """
-  AND total_accelerators > 0
+
+view("result_per_accelerator",
+     "Throughput results divided by the system's total accelerators (aggregate, not per user), "
+     "and, where the catalogue has the accelerator's datasheet figures (vendor_spec), per TB/s "
+     "of memory bandwidth and per kW of nameplate power (TDP/TBP from the datasheet, not "
+     "MLPerf's measured power). Such rows report derived: measured + vendor_spec.",
+     {"per_accelerator": "result / total_accelerators",
+      "memory_bandwidth_tbs": "The accelerator's datasheet memory bandwidth, TB/s (vendor_spec; "
+                              "NULL when the catalogue has none)",
+      "nameplate_power_w": "The accelerator's datasheet power (TDP/TBP), W: nameplate, not "
+                           "MLPerf's measured power (vendor_spec; NULL when none)",
+      "per_accelerator_per_tbs": "per_accelerator / memory_bandwidth_tbs: throughput per "
+                                 "accelerator per TB/s of its memory bandwidth",
+      "per_accelerator_per_nameplate_kw": "per_accelerator / (nameplate_power_w / 1000): "
+                                          "throughput per accelerator per kW of nameplate power",
+      "bandwidth_spec_id": "hardware_spec.id of the memory bandwidth used",
+      "nameplate_spec_id": "hardware_spec.id of the nameplate power used"})(
+"""
+WITH fig AS (""" + SPEC_FIGURES + """)
+SELECT r.id, r.round, r.division, r.organization, r.platform, r.system_name, r.model_id,
+       r.model_family, r.scenario, r.result, r.units, r.total_accelerators, r.accelerator_id,
+       r.accelerator_model_name, r.availability,
+       r.result / r.total_accelerators AS per_accelerator,
+       f.bandwidth / 1e12 AS memory_bandwidth_tbs, f.nameplate_w AS nameplate_power_w,
+       r.result / r.total_accelerators / (f.bandwidth / 1e12) AS per_accelerator_per_tbs,
+       r.result / r.total_accelerators / (f.nameplate_w / 1000.0)
+           AS per_accelerator_per_nameplate_kw,
+       r.id AS result_id, f.bandwidth_spec_id, f.nameplate_spec_id,
+       CASE WHEN f.hardware_id IS NULL THEN """ + _lit(basis(Evidence.measured)) + """
+            ELSE """ + _lit(basis(Evidence.measured, Evidence.vendor_spec)) + """ END AS basis,
+       CASE WHEN f.hardware_id IS NULL THEN """ + MEASURED + """
+            ELSE """ + _lit(Evidence.vendor_spec) + """ END AS weakest_input
+FROM mlperf_result r
+LEFT JOIN fig f ON f.hardware_id = r.accelerator_id
+WHERE NOT r.is_power AND r.units IN """ + sql_list(THROUGHPUT_UNITS) + """
+  AND r.total_accelerators > 0
 """)
 
 view("energy_efficiency",
@@ -156,15 +192,23 @@ def round_order(column: str) -> str:
 def trend_sql(where: str) -> str:
     """The trend across rounds of the results ``where`` selects (a condition on
     ``result_per_accelerator``): per accelerator, model family, scenario and units, the best
-    per-accelerator result of each round, the system behind it, and the change against the
-    previous round that has one."""
+    per-accelerator result of each round (over every row mapped to the accelerator, whatever
+    its spelling's decorations), the system behind it, the change against the previous round
+    that has one, and that best result per TB/s of memory bandwidth and per kW of nameplate
+    power where the catalogue has them."""
     return """
 WITH picked AS (
     SELECT * FROM result_per_accelerator WHERE accelerator_id IS NOT NULL AND (""" + where + """)
 ), best AS (
     SELECT accelerator_id, model_family, scenario, units, round,
            arg_max(id, per_accelerator) AS result_id, max(per_accelerator) AS per_accelerator,
-           count(*) AS results
+           arg_max(per_accelerator_per_tbs, per_accelerator) AS per_accelerator_per_tbs,
+           arg_max(per_accelerator_per_nameplate_kw, per_accelerator)
+               AS per_accelerator_per_nameplate_kw,
+           arg_max(basis, per_accelerator) AS basis,
+           arg_max(weakest_input, per_accelerator) AS weakest_input,
+           count(*) AS results,
+           count(DISTINCT accelerator_model_name) AS spellings
     FROM picked GROUP BY ALL
 )
 SELECT b.accelerator_id || ':' || b.model_family || ':' || b.scenario || ':' || b.units || ':'
@@ -175,8 +219,9 @@ SELECT b.accelerator_id || ':' || b.model_family || ':' || b.scenario || ':' || 
        lag(b.round) OVER w AS previous_round,
        lag(b.per_accelerator) OVER w AS previous_per_accelerator,
        b.per_accelerator / lag(b.per_accelerator) OVER w - 1 AS change_vs_previous,
-       b.result_id, """ + _lit(basis(Evidence.measured)) + """ AS basis,
-       """ + MEASURED + """ AS weakest_input
+       b.per_accelerator_per_tbs, b.per_accelerator_per_nameplate_kw, b.spellings,
+       r.accelerator_model_name,
+       b.result_id, b.basis, b.weakest_input
 FROM best b JOIN mlperf_result r ON r.id = b.result_id
 WINDOW w AS (PARTITION BY b.accelerator_id, b.model_family, b.scenario, b.units
              ORDER BY """ + round_order("b.round") + """)
@@ -194,7 +239,14 @@ view("accelerator_trend",
       "previous_round": "The previous round with a result for the same accelerator, family, "
                         "scenario and units",
       "previous_per_accelerator": "Its best per-accelerator result",
-      "change_vs_previous": "per_accelerator / previous_per_accelerator - 1"})(
+      "change_vs_previous": "per_accelerator / previous_per_accelerator - 1",
+      "per_accelerator_per_tbs": "The best result's per_accelerator / the accelerator's datasheet "
+                                 "memory bandwidth in TB/s (vendor_spec; NULL when none)",
+      "per_accelerator_per_nameplate_kw": "The best result's per_accelerator / the accelerator's "
+                                          "datasheet nameplate power in kW (TDP/TBP, not "
+                                          "MLPerf's measured power; NULL when none)",
+      "spellings": "Distinct accelerator names (with their decorations) among the round's "
+                   "results of the accelerator"})(
     trend_sql("division = 'closed' AND availability = 'available'"))
 
 

@@ -33,12 +33,14 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
 
 
 def health(opened_id: str | None, published_at: datetime | None, validation: list[dict],
-           runs: list[dict], corrupt: dict | None = None) -> dict:
+           runs: list[dict], accelerators: dict | None = None,
+           corrupt: dict | None = None) -> dict:
     """What ``/healthz`` answers: ``status`` (ok; degraded when a source is stale, the last
     refresh failed, was rejected or was interrupted, or the published snapshot cannot be read
     (``corrupt``: its id and why; an older one is served); empty before the first publish),
     the snapshot served, per-source freshness from the run journal (newest first), the last
-    refresh, and the validation summary of the snapshot."""
+    refresh, the validation summary of the snapshot and, given ``accelerators`` (the
+    snapshot's coverage, ``queries.coverage``), how its accelerator names map per round."""
     sources = list(source_status(runs).values())
     finished = [r for r in runs if r.get("status") != "running"]
     last_bad = bool(finished) and finished[0]["status"] in ("failed", "rejected", "interrupted")
@@ -61,6 +63,9 @@ def health(opened_id: str | None, published_at: datetime | None, validation: lis
             "errors": sum(1 for v in validation if not v["success"] and v["severity"] == "error"),
             "warnings": [v["expectation"] for v in validation
                          if not v["success"] and v["severity"] == "warning"]},
+        "accelerators": {rnd: {k: v for k, v in c.items() if k not in ("unmapped", "ambiguous")}
+                         for rnd, c in (accelerators or {}).get("accelerators_by_round",
+                                                                 {}).items()},
     }
 
 

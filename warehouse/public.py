@@ -199,7 +199,15 @@ class PerAcceleratorPublic(BaseModel):
     accelerator_model_name: str | None = col("result_per_accelerator", "accelerator_model_name")
     availability: str | None = col("result_per_accelerator", "availability")
     per_accelerator: float | None = col("result_per_accelerator", "per_accelerator")
+    memory_bandwidth_tbs: float | None = col("result_per_accelerator", "memory_bandwidth_tbs")
+    nameplate_power_w: float | None = col("result_per_accelerator", "nameplate_power_w")
+    per_accelerator_per_tbs: float | None = col("result_per_accelerator",
+                                                "per_accelerator_per_tbs")
+    per_accelerator_per_nameplate_kw: float | None = col("result_per_accelerator",
+                                                         "per_accelerator_per_nameplate_kw")
     result_id: str | None = col("result_per_accelerator", "result_id")
+    bandwidth_spec_id: str | None = col("result_per_accelerator", "bandwidth_spec_id")
+    nameplate_spec_id: str | None = col("result_per_accelerator", "nameplate_spec_id")
     basis: str | None = col("result_per_accelerator", "basis")
     weakest_input: str | None = col("result_per_accelerator", "weakest_input")
 
@@ -254,6 +262,11 @@ class TrendPublic(BaseModel):
     previous_round: str | None = col("accelerator_trend", "previous_round")
     previous_per_accelerator: float | None = col("accelerator_trend", "previous_per_accelerator")
     change_vs_previous: float | None = col("accelerator_trend", "change_vs_previous")
+    per_accelerator_per_tbs: float | None = col("accelerator_trend", "per_accelerator_per_tbs")
+    per_accelerator_per_nameplate_kw: float | None = col("accelerator_trend",
+                                                         "per_accelerator_per_nameplate_kw")
+    spellings: int | None = col("accelerator_trend", "spellings")
+    accelerator_model_name: str | None = col("accelerator_trend", "accelerator_model_name")
     result_id: str | None = col("accelerator_trend", "result_id")
     basis: str | None = col("accelerator_trend", "basis")
     weakest_input: str | None = col("accelerator_trend", "weakest_input")
@@ -516,18 +529,119 @@ class AcceleratorSku(BaseModel):
     accelerators: int | None
 
 
+class AcceleratorSpelling(BaseModel):
+    """One spelling of the accelerator in one MLPerf round."""
+
+    round: str
+    name: str = Field(description="The accelerator name as published.")
+    match: str = Field(description="How it mapped: alias (a curated spelling) or identity (its "
+                       "vendor, product, form factor and memory fit this id alone).")
+    identity: str | None = Field(None, description="The name's identity as read: vendor "
+                                 "product | form factor | memory ('-' where it does not say).")
+    decorations: str | None = Field(None, description="What the name says besides the chip "
+                                    "(power cap, partition mode, cooling, virtualized, ...).")
+    rows: int = Field(description="mlperf_result rows with this spelling in the round.")
+
+
 class Accelerator(BaseModel):
     id: str = Field(description="Accelerator id.")
     vendor: str | None
-    mlperf_names: list[str] | None = Field(description="Spellings in MLPerf results.")
+    name: str | None = Field(None, description="Display name.")
+    note: str | None = Field(None, description="Reviewer's note on the accelerator.")
+    mlperf_names: list[str] | None = Field(description="Curated spellings (data/accelerators."
+                                           "yaml); decorated ones map by identity.")
+    spellings: list[AcceleratorSpelling] = Field(default_factory=list, description=(
+        "Every spelling seen in MLPerf, per round (newest first)."))
     azure_skus: list[AcceleratorSku] | None = Field(description="Azure VM sizes that rent it.")
     mlperf_results: int = Field(description="MLPerf result rows mapped to it.")
+    figures: int = Field(0, description="Datasheet figures catalogued (see /v1/accelerators/{id}).")
+    gaps: list[str] = Field(default_factory=list, description="Datasheet figures no source "
+                            "gives (left empty, never guessed).")
+
+
+class RoundCoverage(BaseModel):
+    """How well one round's accelerator names map."""
+
+    rows_with_accelerator: int = Field(description="Rows naming a single accelerator.")
+    rows_mapped: int
+    mapped_by_alias: int
+    mapped_by_identity: int
+    mapped_share: float | None = Field(None, description="rows_mapped / rows_with_accelerator.")
+    rows_unmapped: int
+    rows_ambiguous: int
+    rows_mixed: int = Field(description="Rows of heterogeneous systems (several accelerator "
+                            "kinds): no per-accelerator figure.")
+
+
+class UnmappedName(BaseModel):
+    round: str
+    name: str
+    rows: int
+
+
+class AmbiguousName(UnmappedName):
+    candidates: list[str] = Field(description="The ids the name's identity fits.")
 
 
 class Accelerators(BaseModel):
     snapshot_id: str | None
     total: int
     rows: list[Accelerator]
+    coverage: dict[str, RoundCoverage] = Field(default_factory=dict, description=(
+        "Per MLPerf round: rows with an accelerator name, mapped, unmapped, ambiguous."))
+    unmapped: list[UnmappedName] = Field(default_factory=list, description=(
+        "Accelerator names that fit no catalogued id, per round."))
+    ambiguous: list[AmbiguousName] = Field(default_factory=list, description=(
+        "Accelerator names that fit several ids (reported, never guessed), per round."))
+    gaps: dict[str, list[str]] = Field(default_factory=dict, description=(
+        "Per accelerator id, the datasheet figures no source gives."))
+
+
+class AcceleratorFigure(BaseModel):
+    """One datasheet figure with its source."""
+
+    metric: str
+    value: float | None = Field(None, description="In SI units (B, B/s, FLOP/s, W).")
+    value_text: str | None = Field(None, description="For figures in words (memory type, form "
+                                   "factor, launch date).")
+    unit: str | None
+    display_value: float | None = Field(None, description="value in display_unit (GB, TB/s, "
+                                        "TFLOPS, W).")
+    display_unit: str | None = None
+    evidence: str
+    checked_on: date
+    source_title: str
+    source_url: str
+    cited_via: str | None = Field(None, description="Set when source_url is a secondary page "
+                                  "reproducing the vendor's figure.")
+    vendor_url: str | None = None
+    quote: str | None
+    note: str | None
+
+
+class AcceleratorRound(BaseModel):
+    round: str
+    results: int = Field(description="Performance rows in the round.")
+    power_results: int
+    organizations: int
+    divisions: list[str]
+    spellings: int
+
+
+class AcceleratorDetail(BaseModel):
+    snapshot_id: str | None
+    id: str
+    vendor: str | None
+    name: str | None
+    note: str | None
+    identity: list[str] = Field(description="Identities read from its MLPerf spellings: vendor "
+                                "product | form factor | memory.")
+    mlperf_names: list[str]
+    figures: list[AcceleratorFigure]
+    gaps: list[str]
+    spellings: list[AcceleratorSpelling]
+    rounds: list[AcceleratorRound]
+    azure_skus: list[AcceleratorSku]
 
 
 class EvidenceLabel(BaseModel):
@@ -582,6 +696,8 @@ class Health(BaseModel):
     sources: list[SourceHealth]
     last_refresh: dict[str, Any] | None
     validation: ValidationSummary
+    accelerators: dict[str, RoundCoverage] = Field(default_factory=dict, description=(
+        "Accelerator-name coverage of the snapshot served, per MLPerf round."))
 
 
 class Refreshes(BaseModel):

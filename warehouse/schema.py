@@ -126,8 +126,17 @@ class MlperfResultBase(SQLModel):
     host_processors_per_node: int | None = F("Host CPUs per node.")
     host_processor_core_count: str | None = F("Cores per host CPU, as published (free text in v6.1, e.g. '64(AMD EPYC 9534) and 192(AMD EPYC 9965)').")
     accelerator_model_name: str | None = F("Accelerator as published, e.g. Nvidia B300-SXM-270GB.")
-    accelerator_id: str | None = F("Normalised accelerator id from data/accelerators.yaml (a curated alias, or a rule-based match of an unambiguous new spelling: see accelerator_match); NULL when none, mixed or unmapped.")
-    accelerator_match: str | None = F("How accelerator_id was found: alias (curated spelling) or rule (same vendor, family and memory as one known id); NULL when not mapped.")
+    accelerator_id: str | None = F("Normalised accelerator id from data/accelerators.yaml (a curated spelling, or the one id whose identity the name's identity fits: see accelerator_match); NULL when none, mixed, unmapped or ambiguous. Set at every refresh from the curated file, so a new alias re-maps loaded rows.")
+    accelerator_match: str | None = F("How accelerator_id was found: alias (a curated spelling, exactly), identity (the name's identity - vendor, product, form factor, memory, decorations set aside - fits one id's spellings), ambiguous (it fits several: accelerator_candidates) or unmapped (it fits none); NULL for rows with no single accelerator.")
+    accelerator_identity: str | None = F("The accelerator name's identity as read: vendor product | form factor | memory (e.g. NVIDIA h200 | SXM | 141GB); '-' where the name does not say.")
+    accelerator_candidates: str | None = F("Ambiguous names only: the ids the identity fits, comma-separated (never guessed between).")
+    accelerator_power_cap_w: int | None = F("Power cap written in the accelerator name, in W (e.g. '(Power Cap 1000 W)').")
+    accelerator_power_w: int | None = F("Power figure written in the accelerator name without saying what it is (e.g. '-750W'), in W.")
+    accelerator_partition_mode: str | None = F("GPU partition and memory (NPS) modes written in the accelerator name, e.g. NPS1-SPX.")
+    accelerator_cooling: str | None = F("Cooling or thermal variant written in the accelerator name, e.g. CTS, liquid-cooled.")
+    accelerator_virtualized: bool | None = F("True when the accelerator name says it ran virtualized.")
+    accelerator_instances: str | None = F("Count or instance marker written in the accelerator name, e.g. x87, 2 instances.")
+    accelerator_decorations: str | None = F("Every decoration of the accelerator name in words (the columns above plus reseller and part prefixes, registered marks, filler words, MaxQ/MaxP), '; '-separated; NULL when the name has none.")
     accelerator_vendor: str | None = F("Normalised accelerator vendor (NVIDIA, AMD, Intel, ...).")
     accelerator_mix: str = F("single, mixed (several accelerator kinds) or none (N/A).")
     accelerators_per_node: int | None = F("Accelerators per node.")
@@ -216,14 +225,17 @@ class ClaimHistory(ClaimHistoryBase, table=True):
 class HardwareSpecBase(SQLModel):
     id: str = F("Stable id: hardware id and metric.", primary_key=True)
     hardware_id: str = F("Hardware (accelerator or system) id.")
-    metric: str = F("memory_bandwidth, memory_capacity, dense_flops_fp8, sram_capacity, ...")
-    value: float = Num("The figure, in SI base units (bytes, bytes/s, FLOP/s).")
-    unit: str = F("Unit of value.")
+    metric: str = F("memory_bandwidth, memory_capacity, flops_fp8_dense, flops_bf16_dense, tdp, sram_capacity, ... (numbers); memory_type, form_factor, launch_date (words, in value_text).")
+    value: float | None = Num("The figure, in SI base units (bytes, bytes/s, FLOP/s, W); NULL for a figure given in words (value_text).")
+    value_text: str | None = F("The figure in words, for memory_type, form_factor and launch_date.")
+    unit: str | None = F("Unit of value (NULL for a figure in words).")
     evidence: str = F("Evidence label (vendor_spec, or derived/assumption where stated).")
     checked_on: date = F("Date the figure was checked at its source.")
     source_title: str = F("Title of the source.")
     source_url: str = F("URL of the source.")
     quote: str | None = F("Quoted wording, where quoted.")
+    cited_via: str | None = F("Set when source_url is a secondary page reproducing the vendor's figure (a retailer's copy of the datasheet, a re-hosted product brief): the page read, not the vendor's own.")
+    vendor_url: str | None = F("The vendor's own page for the figure, when known (NULL where only cited_via was reachable).")
     note: str | None = F("How the figure was obtained (e.g. dense = sparse / 2).")
     file: str = F("Curated file the entry came from.")
     source_snapshot_id: str = F("source_snapshot.id of that file's bytes.")
@@ -283,6 +295,8 @@ class AcceleratorAliasBase(SQLModel):
     mix: str = F("single, mixed or none.")
     count: int | None = F("Accelerators per unit (Azure VM size); NULL for MLPerf names.")
     kind: str = F("mlperf_name, azure_sku, or id (every accelerator id is an alias of itself).")
+    name: str | None = F("Display name of the accelerator (kind id rows).")
+    note: str | None = F("Reviewer's note on the accelerator or its spellings (kind id rows).")
     file: str = F("Curated file the alias came from.")
     source_snapshot_id: str = F("source_snapshot.id of that file's bytes.")
 
@@ -479,14 +493,20 @@ def _ddl(model: type[SQLModel]) -> str:
 
 
 def _add_missing_columns(con: duckdb.DuckDBPyConnection, model: type[SQLModel]) -> None:
-    """A table made by an earlier version gains the columns added since (NULL in old rows)."""
+    """A table made by an earlier version gains the columns added since (NULL in old rows), and
+    loses NOT NULL on columns that have since become optional."""
     import duckdb_engine
 
     table = model.__table__  # type: ignore[attr-defined]
     have = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() "
                                       "WHERE table_name = ?", [table.name]).fetchall()}
+    required = {r[0] for r in con.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND NOT is_nullable",
+        [table.name]).fetchall()}
     for column in table.columns:
         if column.name in have:
+            if column.nullable and column.name in required and not column.primary_key:
+                con.execute(f'ALTER TABLE {table.name} ALTER COLUMN "{column.name}" DROP NOT NULL')
             continue
         kind = column.type.compile(dialect=duckdb_engine.Dialect())
         con.execute(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}')

@@ -143,6 +143,26 @@ def model_family(model_id: str) -> str:
     return _ACCURACY_SUFFIX.sub("", model_id)
 
 
+# --------------------------------------------------------------------------- accelerators
+
+# The datasheet figures every catalogued accelerator should carry (hardware_spec metrics), with
+# the unit they are stored in and the unit they are shown in (divisor). Figures in words have
+# no unit. A missing one is a listed gap, never a guess.
+ACCELERATOR_FIGURES: dict[str, tuple[str | None, str | None, float]] = {
+    "memory_capacity": ("B", "GB", 1e9),
+    "memory_type": (None, None, 1.0),
+    "memory_bandwidth": ("B/s", "TB/s", 1e12),
+    "flops_fp8_dense": ("FLOP/s", "TFLOPS", 1e12),
+    "flops_bf16_dense": ("FLOP/s", "TFLOPS", 1e12),
+    "tdp": ("W", "W", 1.0),
+    "form_factor": (None, None, 1.0),
+    "launch_date": (None, None, 1.0),
+}
+TEXT_FIGURES = frozenset(m for m, (unit, _, _) in ACCELERATOR_FIGURES.items() if unit is None)
+# How an MLPerf accelerator name was mapped (mlperf_result.accelerator_match).
+ACCELERATOR_MATCHES = ("alias", "identity", "ambiguous", "unmapped")
+
+
 # --------------------------------------------------------------------------- prices
 
 OFFERS = ("on_demand", "spot", "low_priority", "reservation", "dev_test")

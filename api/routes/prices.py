@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import Field
 
 from api.params import PRICES_AS_OF, NoQuery, PageParams, choice, listed
 from api.routes.common import parse_as_of, render_item, render_list, snapshot
 from warehouse import queries
-from warehouse.public import Accelerators, ListPage, PriceCatalogPublic
+from warehouse.public import AcceleratorDetail, Accelerators, ListPage, PriceCatalogPublic
 
 router = APIRouter(prefix="/v1", tags=["prices"])
 
@@ -56,10 +56,29 @@ def price_history(request: Request, q: Annotated[HistoryParams, Query()]) -> Res
         os=choice("os", q.os)), q)
 
 
-@router.get("/accelerators", summary="Accelerator ids, their MLPerf spellings, the VM sizes that rent them",
+@router.get("/accelerators", summary="Accelerator catalogue: ids, spellings per round, coverage, gaps",
             response_model=Accelerators)
 def accelerators(request: Request, _: NoQuery) -> Response:
-    """One entry per accelerator id: aliases seen in MLPerf, Azure SKUs with accelerators per VM."""
+    """One entry per accelerator id: curated spellings and those seen per MLPerf round, Azure
+    SKUs with accelerators per VM, datasheet figures and gaps; then how well each round's
+    accelerator names map (coverage) and the names that map to no id (unmapped) or to
+    several (ambiguous, never guessed)."""
     with snapshot(request) as (opened, con):
-        rows = queries.accelerators(con)
-    return render_item(request, opened, {"total": len(rows), "rows": rows})
+        payload = queries.accelerators(con)
+    return render_item(request, opened, payload, memo=True)
+
+
+@router.get("/accelerators/{accelerator_id}", summary="One accelerator: identity, sourced "
+            "figures, spellings per round, rounds, Azure SKUs", response_model=AcceleratorDetail,
+            responses={404: {"description": "No accelerator with that id in the catalogue."}})
+def accelerator(request: Request, accelerator_id: Annotated[str, Path(description=(
+        "Accelerator id, e.g. amd-mi300x (see /v1/accelerators)."))], _: NoQuery) -> Response:
+    """Identity, datasheet figures each with its URL, date and quoted text (and the gaps), every
+    spelling per MLPerf round with its decorations, the rounds and result counts it appears in,
+    and the Azure VM sizes that rent it."""
+    with snapshot(request) as (opened, con):
+        payload = queries.accelerator_detail(con, accelerator_id)
+    if payload is None:
+        raise HTTPException(404, f"no accelerator {accelerator_id!r} in the catalogue of "
+                                 f"snapshot {opened.id} (see /v1/accelerators)")
+    return render_item(request, opened, payload, memo=True)

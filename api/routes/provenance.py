@@ -89,18 +89,20 @@ def refresh_validation(request: Request, run_id: Annotated[str, Path(
 @router.get("/healthz", summary="Current snapshot, per-source freshness, validation summary",
             response_model=Health)
 def healthz(request: Request, _: NoQuery) -> Response:
-    """Which snapshot is served, when it was published, which sources are stale and why.
-    Always 200 while the process is up: a current snapshot that cannot be read is named here
-    (status degraded, or unavailable when nothing readable is left)."""
+    """Which snapshot is served, when it was published, which sources are stale and why,
+    and how its accelerator names map per round. Always 200 while the process is up: a
+    current snapshot that cannot be read is named here (status degraded, or unavailable when
+    nothing readable is left)."""
     try:
         with snapshot(request) as (opened, con):
             validation = queries.validation_results(con)
+            coverage = queries.coverage(con)
     except SnapshotError as e:
         payload = health.health(None, None, [], _runs(request), corrupt=reader(request).corrupt)
         payload.update(status="unavailable", snapshot_id=None, reason=e.message)
         return JSONResponse(jsonable_encoder(payload), headers={"Cache-Control": "no-store"})
     payload = health.health(opened.id, opened.published_at, validation, _runs(request),
-                            corrupt=reader(request).corrupt)
+                            coverage, corrupt=reader(request).corrupt)
     response = render_item(request, opened, payload)
     response.headers["Cache-Control"] = "no-store"  # freshness: never from a shared cache
     return response

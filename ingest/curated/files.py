@@ -17,7 +17,13 @@ from pydantic import (
     model_validator,
 )
 
-from warehouse.vocabulary import CLAIM_LABELS, MODEL_SHAPE_LABELS, SPEC_LABELS, Evidence
+from warehouse.vocabulary import (
+    CLAIM_LABELS,
+    MODEL_SHAPE_LABELS,
+    SPEC_LABELS,
+    TEXT_FIGURES,
+    Evidence,
+)
 
 
 def _https(url: str) -> str:
@@ -35,13 +41,18 @@ class _Entry(BaseModel):
 
 class Source(_Entry):
     """Where a figure comes from: an https URL, or (for `assumption` entries only) a document
-    in this project such as the seed article."""
+    in this project such as the seed article. ``url`` is the page read; when that page is a
+    secondary one reproducing the vendor's table (a retailer's copy of the datasheet, a
+    re-hosted product brief), ``cited_via`` says so (it is then the same as ``url``) and
+    ``vendor_url`` names the vendor's own page when known."""
 
     title: str
     url: HttpsUrl | None = None
     document: str | None = None
     checked_on: date
     quote: str | None = None
+    cited_via: HttpsUrl | None = None
+    vendor_url: HttpsUrl | None = None
 
     @model_validator(mode="after")
     def _somewhere(self) -> Source:
@@ -114,13 +125,30 @@ class ClaimsFile(_Entry):
     claims: list[ClaimEntry]
 
 
+# Figures given as words, not numbers (a hardware spec has a ``value`` or a ``text``).
+TEXT_METRICS = TEXT_FIGURES
+
+
 class Spec(_Entry):
+    """One figure: a number in SI units (``value``, ``unit``) or, for ``TEXT_METRICS``, words
+    (``text``); always with its source and, for a datasheet figure, the quoted text."""
+
     metric: str
-    value: float = Field(gt=0)
-    unit: str
+    value: float | None = Field(default=None, gt=0)
+    text: str | None = None
+    unit: str | None = None
     evidence: Evidence = Evidence.vendor_spec
     source: Source
     note: str | None = None
+
+    @model_validator(mode="after")
+    def _value_or_text(self) -> Spec:
+        if self.metric in TEXT_METRICS:
+            if self.text is None or self.value is not None:
+                raise ValueError(f"{self.metric} is given as text (text: ...), not a value")
+        elif self.value is None or self.unit is None or self.text is not None:
+            raise ValueError(f"{self.metric} needs a value and a unit")
+        return self
 
     @field_validator("evidence")
     @classmethod
@@ -130,6 +158,8 @@ class Spec(_Entry):
     @model_validator(mode="after")
     def _sourced(self) -> Spec:
         _need_url(self.source, self.evidence)
+        if self.evidence is Evidence.vendor_spec and not self.source.quote:
+            raise ValueError("a vendor_spec figure needs the quoted text (source.quote)")
         return self
 
 
@@ -178,7 +208,9 @@ class ModelsFile(_Entry):
 class AcceleratorEntry(_Entry):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
     vendor: str
+    name: str | None = None
     mlperf_names: list[str] = Field(default_factory=list)
+    note: str | None = None
 
 
 class AzureSku(_Entry):

@@ -115,9 +115,11 @@ def rows(parsed: dict[str, BaseModel], snapshots: dict[str, str]) -> dict[str, l
         for s in h.specs:
             out["hardware_spec"].append({
                 "id": f"{h.id}:{s.metric}", "hardware_id": h.id, "metric": s.metric,
-                "value": s.value, "unit": s.unit, "evidence": s.evidence.value,
-                "checked_on": s.source.checked_on, "source_title": s.source.title,
-                "source_url": s.source.where, "quote": s.source.quote, "note": s.note,
+                "value": s.value, "value_text": s.text, "unit": s.unit,
+                "evidence": s.evidence.value, "checked_on": s.source.checked_on,
+                "source_title": s.source.title, "source_url": s.source.where,
+                "quote": s.source.quote, "cited_via": s.source.cited_via,
+                "vendor_url": s.source.vendor_url, "note": s.note,
                 "file": "hardware.yaml", "source_snapshot_id": snapshots["hardware.yaml"]})
     models: ModelsFile = parsed["models.yaml"]  # type: ignore[assignment]
     for m in models.models:
@@ -133,7 +135,8 @@ def rows(parsed: dict[str, BaseModel], snapshots: dict[str, str]) -> dict[str, l
     for a in acc.accelerators:
         out["accelerator_alias"].append({
             "alias": a.id, "accelerator_id": a.id, "vendor": a.vendor, "mix": "single",
-            "count": None, "kind": "id", "file": "accelerators.yaml", "source_snapshot_id": sid})
+            "count": None, "kind": "id", "name": a.name, "note": a.note,
+            "file": "accelerators.yaml", "source_snapshot_id": sid})
         for name in a.mlperf_names:
             out["accelerator_alias"].append({
                 "alias": name, "accelerator_id": a.id, "vendor": a.vendor, "mix": "single",

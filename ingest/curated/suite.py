@@ -20,6 +20,9 @@ def rules() -> list[Rule]:
         rows("claim: value is positive", "claim", "SELECT id, value FROM {batch} WHERE NOT value > 0"),
         rows("hardware_spec: value is positive", "hardware_spec",
              "SELECT id, value FROM {batch} WHERE NOT value > 0"),
+        rows("hardware_spec: a figure is a number with its unit or words, never neither",
+             "hardware_spec", "SELECT id, value, value_text FROM {batch} WHERE "
+             "(value IS NULL) = (value_text IS NULL) OR (value IS NOT NULL AND unit IS NULL)"),
         rows("hardware_spec: checked_on is not in the future", "hardware_spec",
              "SELECT id, checked_on FROM {batch} WHERE checked_on > current_date"),
     ]

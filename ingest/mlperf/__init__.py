@@ -4,7 +4,10 @@
     csv_format.py    summary.csv         json_format.py   summary_results.json
     rows.py          the columns both formats fill, the natural key, derived columns
     load.py          the sources.toml section; each round loaded (or kept stale) on its own
-    accelerators.py  accelerator spellings → ids (curated aliases, then an unambiguous rule)
+    identity.py      an accelerator spelling → its identity (vendor, product, form factor,
+                     memory) and its decorations (power cap, partition mode, cooling, ...)
+    accelerators.py  accelerator spellings → ids (curated spelling, else an identity that fits
+                     one id alone; ambiguous and unmapped names reported), at every publish
     suite.py         validation rules for mlperf_result
 """
 

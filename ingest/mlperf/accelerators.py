@@ -1,96 +1,126 @@
-"""Map each result's published accelerator name to one accelerator id.
+"""Map each result's published accelerator name to one accelerator id, at every refresh.
 
-First the curated aliases (``data/accelerators.yaml``): an exact spelling. Then, for a name no
-alias spells, a rule: its vendor and family words and its memory must equal those of exactly
-one known id (read from the id itself or from one of its curated spellings) — so
-``NVIDIA H100-SXM-80GB`` is ``nvidia-h100-sxm`` and ``Virtualized NVIDIA H200-SXM-141GB`` is
-``nvidia-h200``, while ``NVIDIA H100-PCIe-80GB`` (no such id) or a name that fits two ids stays
-unmapped. Unmapped names are listed in the run report and a validation warning; nothing is
-guessed.
+Each distinct name is read by ``identity.parse`` into the chip it names and its decorations
+(power cap, partition mode, cooling variant, virtualisation, instance marker, ...); every
+decoration goes to its own column of ``mlperf_result``, so nothing in the name is lost. Then:
+
+1. ``alias``: the name is a curated spelling (``data/accelerators.yaml``), exactly;
+2. ``identity``: the name's identity is exactly that of one id's spellings, or else is
+   compatible (agrees wherever both say) with the spellings of exactly one id;
+3. ``ambiguous``: it fits several ids — the candidates are kept and reported, never guessed;
+4. ``unmapped``: it fits none.
+
+The mapping is redone over every loaded row whenever a refresh publishes (the curated file is
+read first), so adding an alias re-maps rows already loaded without fetching MLPerf again.
+Coverage per round (rows with a name, mapped, unmapped names and counts, ambiguous names) goes
+to the run report; unmapped and ambiguous rows also raise a validation warning.
 """
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
+from functools import lru_cache
 
 import duckdb
 
-# Words that say nothing about which accelerator it is.
-_NOISE = {"virtualized", "instinct", "gpu", "hbm", "hbm2", "hbm2e", "hbm3", "hbm3e", "r", "tm",
-          "the", "with"}
-_MEMORY = re.compile(r"^(\d+)g(?:b)?$")
+from ingest.mlperf.identity import Identity, compatible, parse
+from warehouse.coverage import coverage
 
 
-def signature(name: str) -> tuple[frozenset[str], int | None]:
-    """(vendor and family words, memory in GB) of an accelerator spelling or id."""
-    words = [w for w in re.split(r"[\s\-_/,()\[\]]+", name.lower()) if w]
-    memory = None
-    family = set()
-    for w in words:
-        m = _MEMORY.match(w)
-        if m:
-            memory = int(m.group(1))
-        elif w not in _NOISE:
-            family.add(w)
-    return frozenset(family), memory
+@dataclass(frozen=True)
+class Mapping:
+    """How one name maps: the id (None unless mapped), how, and the candidate ids."""
+
+    accelerator_id: str | None
+    match: str
+    candidates: tuple[str, ...] = ()
 
 
-def rule_match(name: str, known: dict[str, list[str]]) -> tuple[str | None, list[str]]:
-    """The one id whose signature (from the id or a curated spelling) equals the name's, and
-    every candidate: (id, [id]) when unambiguous, (None, candidates) otherwise."""
-    family, memory = signature(name)
-    candidates = []
-    for acc_id, spellings in known.items():
-        for ref in (acc_id, *spellings):
-            ref_family, ref_memory = signature(ref)
-            if ref_family == family and (memory is None or ref_memory is None
-                                         or memory == ref_memory):
-                candidates.append(acc_id)
-                break
-    return (candidates[0] if len(candidates) == 1 else None), sorted(candidates)
+def match(name: str, spellings: dict[str, list[str]]) -> Mapping:
+    """Map ``name`` against the curated ``spellings`` (id → its MLPerf spellings)."""
+    for acc_id, names in spellings.items():
+        if name in names:
+            return Mapping(acc_id, "alias", (acc_id,))
+    ident = identity_of(name)
+    refs: list[tuple[str, Identity]] = [(acc_id, identity_of(n)) for acc_id, names in
+                                        spellings.items() for n in names]
+    exact = sorted({i for i, ref in refs if ref.exact() == ident.exact()})
+    if len(exact) == 1:
+        return Mapping(exact[0], "identity", tuple(exact))
+    fits = exact or sorted({i for i, ref in refs if compatible(ident, ref)})
+    if len(fits) == 1:
+        return Mapping(fits[0], "identity", tuple(fits))
+    if fits:
+        return Mapping(None, "ambiguous", tuple(fits))
+    return Mapping(None, "unmapped")
+
+
+@lru_cache(maxsize=4096)
+def identity_of(name: str) -> Identity:
+    """The identity of a spelling (cached: every refresh reads the same few hundred)."""
+    return parse(name)[0]
+
+
+def curated_spellings(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Every curated accelerator id and its MLPerf spellings (an id may have none)."""
+    out: dict[str, list[str]] = {}
+    for acc_id, alias, kind in con.execute(
+            "SELECT accelerator_id, alias, kind FROM accelerator_alias "
+            "WHERE accelerator_id IS NOT NULL AND kind IN ('id', 'mlperf_name') "
+            "ORDER BY accelerator_id, alias").fetchall():
+        names = out.setdefault(acc_id, [])
+        if kind == "mlperf_name":
+            names.append(alias)
+    return out
+
+
+_COLUMNS = ("accelerator_id", "accelerator_match", "accelerator_identity",
+            "accelerator_candidates", "accelerator_power_cap_w", "accelerator_power_w",
+            "accelerator_partition_mode", "accelerator_cooling", "accelerator_virtualized",
+            "accelerator_instances", "accelerator_decorations")
+_TYPES = ("VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "INTEGER", "INTEGER", "VARCHAR", "VARCHAR",
+          "BOOLEAN", "VARCHAR", "VARCHAR")
 
 
 def apply_aliases(con: duckdb.DuckDBPyConnection) -> dict:
-    """Set ``accelerator_id`` (and ``accelerator_match``) on every result; returns coverage:
-    rows with a single accelerator, rows mapped, names mapped by rule, names left unmapped
-    (with the ids they could be, when several)."""
+    """Set ``accelerator_id``, ``accelerator_match`` and the decoration columns on every
+    result; returns the coverage for the run report."""
+    # Special names (N/A, heterogeneous systems) say their mix; everything else keeps the
+    # mix its parser read.
     con.execute("""
-        UPDATE mlperf_result AS r
-        SET accelerator_id = a.accelerator_id, accelerator_match = 'alias',
-            accelerator_vendor = coalesce(a.vendor, r.accelerator_vendor),
-            accelerator_mix = a.mix
+        UPDATE mlperf_result AS r SET accelerator_mix = a.mix
         FROM accelerator_alias AS a
-        WHERE a.kind = 'mlperf_name' AND a.alias = r.accelerator_model_name
-    """)
-    known: dict[str, list[str]] = {}
-    for acc_id, alias in con.execute(
-            "SELECT accelerator_id, alias FROM accelerator_alias WHERE kind = 'mlperf_name' "
-            "AND accelerator_id IS NOT NULL").fetchall():
-        known.setdefault(acc_id, []).append(alias)
-    for (acc_id,) in con.execute("SELECT DISTINCT accelerator_id FROM accelerator_alias "
-                                 "WHERE accelerator_id IS NOT NULL").fetchall():
-        known.setdefault(acc_id, [])  # every curated id (kind 'id' rows), spelled or not
+        WHERE a.kind = 'mlperf_name' AND a.accelerator_id IS NULL
+          AND a.alias = r.accelerator_model_name""")
+    con.execute("UPDATE mlperf_result SET "  # noqa: S608 - fixed column names
+                + ", ".join(f"{c} = NULL" for c in _COLUMNS))
+    spellings = curated_spellings(con)
+    vendors = dict(con.execute("SELECT accelerator_id, any_value(vendor) FROM accelerator_alias "
+                               "WHERE kind = 'id' GROUP BY 1").fetchall())
     names = [r[0] for r in con.execute("""
         SELECT DISTINCT accelerator_model_name FROM mlperf_result
-        WHERE accelerator_mix = 'single' AND accelerator_id IS NULL ORDER BY 1""").fetchall()]
-    by_rule: dict[str, str] = {}
-    ambiguous: dict[str, list[str]] = {}
+        WHERE accelerator_mix = 'single' AND accelerator_model_name IS NOT NULL
+        ORDER BY 1""").fetchall()]
+    values: list[list] = [[] for _ in _COLUMNS]
     for name in names:
-        found, candidates = rule_match(name, known)
-        if found:
-            by_rule[name] = found
-        elif candidates:
-            ambiguous[name] = candidates
-    if by_rule:
-        con.execute("""
-            UPDATE mlperf_result AS r SET accelerator_id = m.id, accelerator_match = 'rule'
-            FROM (SELECT unnest(?::VARCHAR[]) AS name, unnest(?::VARCHAR[]) AS id) AS m
-            WHERE r.accelerator_model_name = m.name AND r.accelerator_id IS NULL
-        """, [list(by_rule), list(by_rule.values())])
-    unmapped = [n for n in names if n not in by_rule]
-    total, mapped = con.execute("""
-        SELECT count(*) FILTER (WHERE accelerator_mix = 'single'),
-               count(*) FILTER (WHERE accelerator_mix = 'single' AND accelerator_id IS NOT NULL)
-        FROM mlperf_result""").fetchone() or (0, 0)
-    return {"rows_with_accelerator": total, "rows_mapped": mapped, "mapped_by_rule": by_rule,
-            "unmapped_names": unmapped, "ambiguous_names": ambiguous}
+        m = match(name, spellings)
+        ident, deco = parse(name)
+        row = (m.accelerator_id, m.match, ident.key(),
+               ", ".join(m.candidates) if m.match == "ambiguous" else None,
+               deco.power_cap_w, deco.power_w, deco.partition_mode, deco.cooling,
+               deco.virtualized, deco.instances, deco.text())
+        for column, value in zip(values, row, strict=True):
+            column.append(value)
+    if names:
+        unnest = ", ".join(f"unnest(?::{t}[]) AS {c}" for c, t in zip(_COLUMNS, _TYPES,
+                                                                         strict=True))
+        sets = ", ".join(f"{c} = m.{c}" for c in _COLUMNS)
+        con.execute(  # fixed column names; every value is a bound parameter
+            f"UPDATE mlperf_result AS r SET {sets}"  # noqa: S608
+            ", accelerator_vendor = coalesce(v.vendor, r.accelerator_vendor) "
+            f"FROM (SELECT unnest(?::VARCHAR[]) AS name, {unnest}) AS m "
+            "LEFT JOIN (SELECT unnest(?::VARCHAR[]) AS id, unnest(?::VARCHAR[]) AS vendor) AS v "
+            "ON v.id = m.accelerator_id "
+            "WHERE r.accelerator_model_name = m.name AND r.accelerator_mix = 'single'",
+            [names, *values, list(vendors), list(vendors.values())])
+    return coverage(con)

@@ -46,4 +46,7 @@ def rules() -> list[Rule]:
         rows("mlperf_result: every single-accelerator row maps to an accelerator id", T,
              "SELECT id, accelerator_model_name FROM {batch} "
              "WHERE accelerator_mix = 'single' AND accelerator_id IS NULL", severity=WARNING),
+        rows("mlperf_result: no accelerator name fits several ids (ambiguous, not guessed)", T,
+             "SELECT id, accelerator_model_name, accelerator_candidates FROM {batch} "
+             "WHERE accelerator_match = 'ambiguous'", severity=WARNING),
     ]

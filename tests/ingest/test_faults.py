@@ -121,7 +121,8 @@ def test_no_secret_leaks_on_success_or_any_failure_path(tmp_path_factory, sessio
     source_id = client.get("/v1/sources").json()["rows"][0]["id"]
     result_id = client.get("/v1/results").json()["rows"][0]["id"]
     routes = [p.format(run_id=run_id, snapshot_id=source_id, result_id=result_id,
-                       claim_id="none") for p in client.get("/openapi.json").json()["paths"]]
+                       claim_id="none", accelerator_id="nvidia-h200")
+              for p in client.get("/openapi.json").json()["paths"]]
     assert len(routes) > 30
     for route in [*routes, "/v1/results?format=csv", "/v1/sources?format=ndjson"]:
         outputs.append(client.get(route).text)  # every route (a 422 answer counts too)

@@ -34,6 +34,29 @@ def test_a_table_from_an_earlier_version_gains_new_columns():
     assert comments["source_format"] and comments["system_id"]
 
 
+def test_a_column_that_became_optional_loses_not_null_on_an_earlier_table():
+    """hardware_spec.value was required before figures in words (memory type, form factor)."""
+    con = duckdb.connect()
+    create_all(con)
+    con.execute("DROP TABLE hardware_spec")
+    con.execute("CREATE TABLE hardware_spec (id VARCHAR PRIMARY KEY, hardware_id VARCHAR NOT NULL, "
+                "metric VARCHAR NOT NULL, value DOUBLE NOT NULL, unit VARCHAR NOT NULL, "
+                "evidence VARCHAR NOT NULL, checked_on DATE NOT NULL, source_title VARCHAR NOT NULL, "
+                "source_url VARCHAR NOT NULL, quote VARCHAR, note VARCHAR, file VARCHAR NOT NULL, "
+                "source_snapshot_id VARCHAR NOT NULL)")
+    create_all(con)
+    insert_rows(con, "hardware_spec", [{
+        "id": "x:memory_type", "hardware_id": "x", "metric": "memory_type", "value": None,
+        "value_text": "HBM3", "unit": None, "evidence": "vendor_spec", "checked_on": "2026-12-04",
+        "source_title": "t", "source_url": "https://example.com", "quote": "HBM3",
+        "file": "hardware.yaml", "source_snapshot_id": "s"}])
+    assert con.execute("SELECT value, value_text FROM hardware_spec").fetchall() == [
+        (None, "HBM3")]
+    still = con.execute("SELECT is_nullable FROM duckdb_columns() WHERE table_name = "
+                        "'hardware_spec' AND column_name = 'metric'").fetchone()
+    assert still == (False,)
+
+
 def test_an_older_snapshot_answers_null_for_a_column_it_lacks():
     con = duckdb.connect()
     create_all(con)

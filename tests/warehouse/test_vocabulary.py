@@ -90,7 +90,8 @@ def test_api_parameters_accept_exactly_the_vocabulary_sets():
 
 def test_curated_files_accept_the_labels_their_tables_may_hold():
     """The curated schemas refuse exactly what the provenance suite would reject."""
-    source = {"title": "t", "url": "https://example.org", "checked_on": "2026-01-01"}
+    source = {"title": "t", "url": "https://example.org", "checked_on": "2026-01-01",
+              "quote": "the quoted words"}  # a vendor_spec figure must quote its source
     for label in v.Evidence:
         claim = {"id": "c", "vendor": "v", "metric": "m", "value": 1, "unit": "u",
                  "evidence": label.value, "claimed_on": "2026-01-01", "source": source}

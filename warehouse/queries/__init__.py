@@ -5,10 +5,16 @@ builds one query here (a ``ListQuery``) or calls one read function.
     accelerator_names.py  what people type for an accelerator, resolved to ids
     builders.py           one builder per list resource (results, ratios, costs, …)
     items.py              reads of one item (a result, a claim, a source snapshot, meta)
+    accelerator_catalogue.py  the accelerator catalogue, one accelerator, name coverage
 
 DuckDB answers every query; values are always bound parameters.
 """
 
+from warehouse.queries.accelerator_catalogue import (
+    accelerator_detail,
+    accelerators,
+    coverage,
+)
 from warehouse.queries.accelerator_names import accelerator_aliases, resolve_accelerators
 from warehouse.queries.builders import (
     ObservationFilter,
@@ -33,7 +39,6 @@ from warehouse.queries.builders import (
     trends_query,
 )
 from warehouse.queries.items import (
-    accelerators,
     claim_detail,
     current_price,
     meta,
@@ -59,9 +64,10 @@ from warehouse.queries.listing import (
 
 __all__ = [
     "Accelerators", "AnyOf", "Known", "ListQuery", "ListSQL", "ObservationFilter", "ResultFilter",
-    "claim_observations_query", "frontier_query", "observations_query",
-    "accelerator_aliases", "accelerators", "claim_checks_query", "claim_detail", "claims_query",
-    "costs_query", "current_price", "empty_hint", "energy_query", "hardware_query",
+    "accelerator_aliases", "accelerator_detail", "accelerators", "claim_checks_query",
+    "claim_detail", "claim_observations_query", "claims_query", "costs_query", "coverage",
+    "current_price", "empty_hint", "energy_query", "frontier_query", "hardware_query",
+    "observations_query",
     "latency_query", "list_sql", "meta", "models_query", "per_accelerator_query",
     "price_history_query", "prices_query", "quote_name", "ratios_query", "relation_columns",
     "resolve_accelerators", "result_detail", "results_query", "rules_query", "run_list",

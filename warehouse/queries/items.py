@@ -85,19 +85,6 @@ def meta(con: duckdb.DuckDBPyConnection) -> dict:
     }
 
 
-def accelerators(con: duckdb.DuckDBPyConnection) -> list[dict]:
-    """Accelerator ids with their MLPerf spellings and the Azure VM sizes that rent them."""
-    return fetch_dicts(con, """
-        SELECT accelerator_id AS id, any_value(vendor) AS vendor,
-               list(alias ORDER BY alias) FILTER (WHERE kind = 'mlperf_name') AS mlperf_names,
-               list({'sku': alias, 'accelerators': count} ORDER BY alias)
-                   FILTER (WHERE kind = 'azure_sku') AS azure_skus,
-               (SELECT count(*) FROM mlperf_result r WHERE r.accelerator_id = a.accelerator_id)
-                   AS mlperf_results
-        FROM accelerator_alias a WHERE accelerator_id IS NOT NULL
-        GROUP BY accelerator_id ORDER BY accelerator_id""")
-
-
 def current_price(con: duckdb.DuckDBPyConnection, sku: str, region: str) -> dict | None:
     """The current on-demand Linux price of one VM size in one region, if listed."""
     rows = fetch_dicts(con, "SELECT hourly_price, source_snapshot_id FROM azure_price "
