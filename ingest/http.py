@@ -194,6 +194,17 @@ def _check_hop(request: httpx.Request) -> None:
         raise _Refused(f"redirect to {redact(str(request.url))} refused: {why}")
 
 
+def _drop_redirect_body(response: httpx.Response) -> None:
+    """httpx response event hook: a redirect's body is never read. httpx reads it whole before
+    following the next hop, so a 302 could carry any size (or a gzip bomb); its stream is
+    closed unread and replaced by an empty one before httpx gets to it."""
+    if response.has_redirect_location:
+        response.stream.close()
+        response.stream = httpx.ByteStream(b"")
+        for name in ("content-encoding", "content-length"):
+            response.headers.pop(name, None)
+
+
 def make_client(timeout: float = 30.0,
                 transport: httpx.BaseTransport | None = None) -> httpx.Client:
     """The client every source shares: timeouts, User-Agent, redirects followed (each hop
@@ -201,7 +212,8 @@ def make_client(timeout: float = 30.0,
     nothing else sends around httpx."""
     return httpx.Client(timeout=httpx.Timeout(timeout), headers={"User-Agent": USER_AGENT},
                         follow_redirects=True, transport=transport,
-                        event_hooks={"request": [_check_hop]})
+                        event_hooks={"request": [_check_hop],
+                                     "response": [_drop_redirect_body]})
 
 
 class _RetryableStatus(Exception):
@@ -283,7 +295,9 @@ def _get(client: httpx.Client, url: str, headers: dict[str, str],
     at a time: memory grows by at most that read's inflation before the check)."""
     if _check_hop not in client.event_hooks["request"]:  # a client not made by make_client
         client.event_hooks = {**client.event_hooks,
-                              "request": [*client.event_hooks["request"], _check_hop]}
+                              "request": [*client.event_hooks["request"], _check_hop],
+                              "response": [*client.event_hooks["response"],
+                                           _drop_redirect_body]}
     hops = _Hops(httpx.URL(url), limits.allowed_redirect_hosts)
     with client.stream("GET", url, headers=headers, extensions={_EXTENSION: hops}) as response:
         if response.status_code == 429 or response.status_code >= 500:

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 import yaml
 
-from tests.helpers import REPO, V51_JSON, need_shared
+from tests.helpers import REPO, V51_JSON
 
 CATALOGUE = yaml.safe_load((REPO / "data" / "accelerators.yaml").read_text())
 
@@ -29,7 +29,7 @@ def all_rows(client, path: str, **params) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def v51() -> list[dict]:
-    return json.loads(need_shared(V51_JSON).read_text())
+    return json.loads(V51_JSON.read_text())
 
 
 def test_the_catalogue_lists_every_id_with_spellings_per_round_and_coverage(rounds_client, v51):

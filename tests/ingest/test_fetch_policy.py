@@ -20,7 +20,7 @@ import pytest
 from ingest.http import FetchLimits, fetch_bytes, hop_refusal, make_client
 from ingest.refresh import refresh
 from tests.conftest import make_settings, write_sources
-from tests.helpers import V51_JSON, LocalServer, Reply, need_shared
+from tests.helpers import V51_JSON, LocalServer, Reply
 from warehouse.exceptions import FetchError, FetchRefused
 from warehouse.store import Layout
 
@@ -250,7 +250,7 @@ def test_a_body_compressed_twice_is_refused(server):
 def test_a_real_file_gzipped_passes_the_ratio_guard(server):
     """The real v5.1 summary_results.json (2.2 MB, past the 1 MiB floor) sent gzipped
     inflates about 10x: well inside the guard."""
-    body = need_shared(V51_JSON).read_bytes()
+    body = V51_JSON.read_bytes()
     small = gzip.compress(body)
     server.handlers["/r.json"] = lambda req: Reply(200, small, {"Content-Encoding": "gzip"})
     assert len(body) > 2**20 and get(server.url("/r.json")) == body
@@ -300,3 +300,25 @@ def test_fetch_errors_stay_fetch_errors():
     """FetchRefused is a FetchError (callers catching fetch failures still catch it), but not
     retryable."""
     assert issubclass(FetchRefused, FetchError) and not FetchRefused.retryable
+
+
+def test_a_redirects_body_is_never_read(server):
+    """A 302 that carries a gzip bomb as its body is followed without inflating it: httpx
+    would read a redirect's body whole before the next hop; the client drops it unread."""
+    import gzip
+
+    from ingest.http import fetch_bytes, make_client
+    from tests.helpers import Reply
+
+    bomb = gzip.compress(b"\0" * (64 * 2**20))  # 64 MiB of zeros, ~64 KiB on the wire
+    server.handlers["/moved"] = lambda r: Reply(302, bomb, {"Location": "/here",
+                                                             "Content-Encoding": "gzip"})
+    server.files["/here"] = b"the real file"
+    seen: list[int] = []
+    with make_client(5) as client:
+        client.event_hooks["response"].append(
+            lambda response: seen.append(len(response.read()) if response.status_code == 302
+                                         else -1))
+        raw = fetch_bytes(client, server.url("/moved"), source="t")
+    assert raw.body == b"the real file" and raw.url == server.url("/here")
+    assert seen[0] == 0  # the redirect's body, as httpx then reads it: nothing

@@ -202,9 +202,9 @@ def test_a_revert_upstream_publishes_every_time(published, server, client_for):
 
 def test_a_rules_document_revert_is_served(tmp_path, server, client_for):
     """The rules document's current version is the last one fetched: A → B → A serves A."""
-    from tests.helpers import RULES_ADOC, need_shared
+    from tests.helpers import RULES_ADOC
 
-    a = need_shared(RULES_ADOC).read_text()
+    a = RULES_ADOC.read_text()
     b = a.replace("TTFT/TPOT: 2000 ms/100 ms", "TTFT/TPOT: 2100 ms/100 ms", 1)
     assert a != b
     sources = write_sources(tmp_path / "sources.toml",

@@ -1,7 +1,7 @@
 """Accelerator names → ids (issue #35): real spellings of MLPerf v4.0-v6.1 with the id and the
 decorations each must give, decorations never changing the chip (property test), ambiguity
 reported not guessed, and >= 99 % of the rows with an accelerator name mapped in each of four
-real rounds (v4.1 and v6.0 from tests/cases/mlperf, v5.1 and v6.1 from ../shared/data)."""
+real rounds (v4.1 and v6.0 from tests/cases/mlperf, v5.1 and v6.1 from tests/cases/mlperf)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from ingest.mlperf.accelerators import match
 from ingest.mlperf.identity import DECORATION_EXAMPLES, parse
 from ingest.refresh import refresh
 from tests.conftest import make_settings, write_sources
-from tests.helpers import CASES, REPO, SUMMARY_CSV, V51_JSON, need_shared
+from tests.helpers import CASES, REPO, SUMMARY_CSV, V51_JSON
 
 CATALOGUE = yaml.safe_load((REPO / "data" / "accelerators.yaml").read_text())
 SPELLINGS = {a["id"]: a["mlperf_names"] for a in CATALOGUE["accelerators"]}
@@ -189,8 +189,8 @@ def four_rounds(tmp_path_factory) -> tuple[Path, dict]:
     """The curated files and four real rounds, v4.1 to v6.1, refreshed once: (tmp, report)."""
     tmp = tmp_path_factory.mktemp("four_rounds")
     paths = {r: _unzip(p, tmp / p.name.removesuffix(".gz")) for r, p in ROUND_FILES.items()}
-    paths["v5.1"] = need_shared(V51_JSON)
-    paths["v6.1"] = need_shared(SUMMARY_CSV)
+    paths["v5.1"] = V51_JSON
+    paths["v6.1"] = SUMMARY_CSV
     data = tmp / "data"
     shutil.copytree(REPO / "data", data)
     rounds = ", ".join(f'"{r}" = "{p}"' for r, p in sorted(paths.items()))
@@ -207,11 +207,11 @@ def _names(round_name: str) -> dict[str, int]:
 
     if round_name == "v6.1":
         import csv
-        with need_shared(SUMMARY_CSV).open(newline="", encoding="utf-8-sig") as f:
+        with SUMMARY_CSV.open(newline="", encoding="utf-8-sig") as f:
             return Counter(r["accelerator_model_name"] for r in csv.DictReader(f))
     path = V51_JSON if round_name == "v5.1" else ROUND_FILES[round_name]
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(need_shared(path), "rt", encoding="utf-8") as f:
+    with opener(path, "rt", encoding="utf-8") as f:
         records = json.load(f)
     # a JSON record with a Power_Result becomes two rows (performance and power)
     return Counter(r["Accelerator"] for r in records for _ in range(1 + ("Power_Result" in r)))
