@@ -32,6 +32,11 @@ from warehouse.suites import Rule
 GROWTH_FLOOR = 1000  # rows: fewer are never refused as growth
 
 
+# The checkout's own curated files (claims, hardware, models, aliases): where a sources file
+# that names no other directory reads them, wherever that sources file lives.
+CURATED_DATA = Path(__file__).resolve().parent.parent / "data"
+
+
 class SourceConfig(BaseModel):
     """Base of every ``sources.toml`` section: unknown keys are an error; ``enabled``, the hosts
     a redirect may go to besides the configured origin, and the source's largest body."""

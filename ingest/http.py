@@ -199,7 +199,9 @@ def _drop_redirect_body(response: httpx.Response) -> None:
     following the next hop, so a 302 could carry any size (or a gzip bomb); its stream is
     closed unread and replaced by an empty one before httpx gets to it."""
     if response.has_redirect_location:
-        response.stream.close()
+        stream = response.stream
+        if isinstance(stream, httpx.SyncByteStream):  # the sync client's (ours)
+            stream.close()
         response.stream = httpx.ByteStream(b"")
         for name in ("content-encoding", "content-length"):
             response.headers.pop(name, None)

@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ingest.context import LoadContext, SourceConfig
+from ingest.context import CURATED_DATA, LoadContext, SourceConfig
 from ingest.curated.parse import PARSER_VERSION, SOURCE, check_file, read_files, rows
 from warehouse.db import fetch_dicts, insert_rows, scalar
 
@@ -16,14 +16,14 @@ TABLES = ("claim", "hardware", "hardware_spec", "model_shape", "accelerator_alia
 class CuratedConfig(SourceConfig):
     """Curated files reviewed like code (claims, hardware, models, aliases)."""
 
-    dir: str = "data"
+    dir: str | None = None  # unset: the checkout's own data/ (see CURATED_DATA)
 
 
 def load(ctx: LoadContext) -> None:
     """The curated files: all checked first; any bad file fails the source and loads nothing."""
     cfg = ctx.config
     assert isinstance(cfg, CuratedConfig)
-    directory = Path(ctx.resolve(cfg.dir))
+    directory = Path(ctx.resolve(cfg.dir)) if cfg.dir else CURATED_DATA
     with ctx.fetching():
         raws = read_files(directory)
     unchanged = all((p := ctx.previous(SOURCE, Path(r.url).name)) and p["sha256"] == r.sha256

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from pydantic import Field
 
-from ingest.context import LoadContext, SourceConfig
+from ingest.context import CURATED_DATA, LoadContext, SourceConfig
 from ingest.http import Raw
 from ingest.inferencex.aliases import parse_aliases
 from ingest.inferencex.parse import (
@@ -41,7 +41,8 @@ class InferencexConfig(SourceConfig):
                               "gptoss120b); empty: every key the availability listing names.")
     as_of: date | None = Field(None, description="Ask for the data as of this date "
                                "(benchmarks?date=); none: the latest.")
-    aliases: str = Field("data/inferencex.yaml", description="Hardware and model key aliases.")
+    aliases: str | None = Field(None, description="Hardware and model key aliases (unset: the "
+                                "checkout's own data/inferencex.yaml).")
 
 
 def _url(base: str, path: str, **params: str) -> str:
@@ -54,7 +55,8 @@ def load(ctx: LoadContext) -> None:
     cfg = ctx.config
     assert isinstance(cfg, InferencexConfig)
     base = cfg.base_url
-    wrote = _load_aliases(ctx, ctx.resolve(cfg.aliases))
+    wrote = _load_aliases(ctx, ctx.resolve(cfg.aliases) if cfg.aliases
+                          else str(CURATED_DATA / "inferencex.yaml"))
     displays = dict(ctx.reader.execute(  # staging once the aliases were written, else current
         "SELECT key, display FROM inferencex_alias WHERE kind = 'model' AND display IS NOT NULL"
     ).fetchall())
@@ -67,7 +69,7 @@ def load(ctx: LoadContext) -> None:
             wanted.setdefault(displays[key], []).append(key)
         else:
             ctx.outcome.warnings.append(
-                f"{SOURCE}: model key {key!r} has no display name in {cfg.aliases}; not fetched "
+                f"{SOURCE}: model key {key!r} has no display name in {cfg.aliases or 'data/inferencex.yaml'}; not fetched "
                 "(add it to fetch it)")
     as_of = cfg.as_of.isoformat() if cfg.as_of else None
     report = ParseReport()

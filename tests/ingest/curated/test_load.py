@@ -54,3 +54,25 @@ def test_refresh_reports_alias_coverage(full_warehouse):
     coverage = runs[-1]["coverage"]
     assert coverage["rows_with_accelerator"] == coverage["rows_mapped"] == 449
     assert coverage["unmapped_names"] == []
+
+
+def test_a_copied_sources_file_still_reads_the_checkouts_curated_files(tmp_path):
+    """The repository's [curated] section names no directory: a copy of the sources file in
+    another directory reads the checkout's own data/ (not a data/ beside the copy)."""
+    from ingest.refresh import refresh
+    from tests.conftest import make_settings
+    from tests.helpers import REPO
+
+    text = (REPO / "sources.toml").read_text()
+    curated = text[text.index("[curated]"):].split("\n[", 1)[0]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    copy = elsewhere / "sources.toml"
+    copy.write_text("[mlperf]\nenabled = false\n[mlperf_rules]\nenabled = false\n"
+                    "[azure_prices]\nenabled = false\n[inferencex]\nenabled = false\n"
+                    + curated + "\n")
+    report = refresh(make_settings(tmp_path, copy))
+    assert report.status == "published", report.as_dict()
+    curated_outcome = next(s for s in report.sources if s.source == "curated")
+    assert curated_outcome.status == "updated" and curated_outcome.rows > 0
+    assert not (elsewhere / "data").exists()
