@@ -69,8 +69,8 @@ def load(ctx: LoadContext) -> None:
             wanted.setdefault(displays[key], []).append(key)
         else:
             ctx.outcome.warnings.append(
-                f"{SOURCE}: model key {key!r} has no display name in {cfg.aliases or 'data/inferencex.yaml'}; not fetched "
-                "(add it to fetch it)")
+                f"{SOURCE}: model key {key!r} has no display name in "
+                f"{cfg.aliases or 'data/inferencex.yaml'}; not fetched (add it to fetch it)")
     as_of = cfg.as_of.isoformat() if cfg.as_of else None
     report = ParseReport()
     added = 0
