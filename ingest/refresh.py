@@ -186,6 +186,10 @@ def refresh(
         try:
             _check_disk(layout, settings.min_free_mb)
             snapshot_id = report.id
+            current = layout.read_current()
+            loaded: set[str] = set() if current is None else {  # sources with rows to keep
+                r[0] for r in stage.reader().execute(
+                    "SELECT DISTINCT source FROM source_snapshot").fetchall()}
             today = datetime.now(UTC).date().isoformat()
             for spec in selected:
                 name = spec.name
@@ -274,7 +278,9 @@ def refresh(
             report.status = "partial" if failed else "published"
             report.snapshot_id = snapshot_id
             report.message = ("; ".join(
-                f"{o.source} failed, kept its last good data: {_own(o)}" if o.status == "failed"
+                (f"{o.source} failed, kept its last good data: {_own(o)}" if o.source in loaded
+                 else f"{o.source} failed and has never loaded: {_own(o)}")
+                if o.status == "failed"
                 else f"{o.source} partly failed: {_own(o)}" for o in failed))
             report.finished_at = datetime.now(UTC)
             con = duckdb.connect(str(staging))

@@ -221,3 +221,17 @@ def test_a_rules_document_revert_is_served(tmp_path, server, client_for):
         con.close()
     sha = [hashlib.sha256(t.encode()).hexdigest() for t in (a, b, a, b)]
     assert seen == sha
+
+
+def test_a_source_that_never_loaded_is_not_said_to_keep_last_good_data(tmp_path):
+    """On a first refresh a failed source has no last good data: the message says it never
+    loaded (and says "kept its last good data" only once it has rows)."""
+    from tests.conftest import make_settings, write_sources
+    from tests.helpers import free_port
+
+    sources = write_sources(tmp_path / "sources.toml", curated="",
+                            azure_prices=f'url = "http://127.0.0.1:{free_port()}/prices"')
+    report = refresh(make_settings(tmp_path, sources, http_retries=0))
+    assert report.status == "partial", report.as_dict()
+    assert "azure_prices failed and has never loaded" in report.message
+    assert "kept its last good data" not in report.message
