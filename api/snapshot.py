@@ -26,6 +26,10 @@ HOT_VIEWS = ("cost_input", "scenario_ratio")
 # region, offer, OS and as_of) kept per snapshot, at most this many rows in all, oldest out.
 KEPT_ROWS = 1_000_000
 
+# Relations of up to this many rows get a serving table (their rows' JSON, encoded once); a
+# larger one (1,000,000 price versions at 100x) pages with the whole query instead.
+SERVING_MAX_ROWS = 200_000
+
 # Where a cursor looks for an unqualified name: this worker's in-memory relations first (the
 # materialised hot views), then the snapshot.
 SEARCH_PATH = "memory.main,snap.main"
@@ -122,25 +126,32 @@ class Opened:
     def _drop(self, relation: str) -> None:
         self._ddl(f"DROP TABLE IF EXISTS memory.main.{relation}")
         for key in [k for k in self._serving if k[0] == relation]:
-            self._ddl(f"DROP TABLE IF EXISTS memory.main.{self._serving.pop(key)}")
+            name = self._serving.pop(key)
+            if name is not None:
+                self._ddl(f"DROP TABLE IF EXISTS memory.main.{name}")
 
     def serving(self, relation: str, columns: list[str], base_sql: str, base_params: list,
-                order: str, encode) -> str:
+                order: str, encode) -> str | None:
         """The serving table of ``relation`` with these output ``columns``: the rows
         ``base_sql`` gives, sorted by ``order``, and each row's JSON (``encode(row)``) in a
-        column ``json``, computed once per snapshot. A JSON page is then one narrow query."""
+        column ``json``, computed once per snapshot. A JSON page is then one narrow query.
+        None for a relation of more than ``SERVING_MAX_ROWS`` rows (its pages run the whole
+        query: encoding it all would cost more than it saves)."""
         key = (relation, tuple(columns), base_sql, repr(base_params))
-        name = self._serving.get(key)
-        if name is not None:
-            return name
+        if key in self._serving:
+            return self._serving[key]
         with self._lock:
-            name = self._serving.get(key)
-            if name is None:
+            if key not in self._serving:
                 import pyarrow as pa
 
                 self.materialise_hot()
                 cur = self.cursor()
                 try:
+                    size = cur.execute(f"SELECT count(*) FROM ({base_sql})",  # noqa: S608
+                                       base_params).fetchall()[0][0]
+                    if size > SERVING_MAX_ROWS:
+                        self._serving[key] = None
+                        return None
                     sql = f"SELECT * FROM ({base_sql}) ORDER BY {order}"  # noqa: S608
                     table = cur.sql(sql, params=base_params).to_arrow_table()
                     found = cur.execute(sql, base_params)
@@ -156,7 +167,7 @@ class Opened:
                 finally:
                     cur.close()
                 self._serving[key] = name
-        return name
+        return self._serving[key]
 
     def drop_local_cursor(self) -> None:
         """Forget this thread's cursor (closing it), e.g. after a query failed on it."""

@@ -91,13 +91,16 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
             total, table, cols = run_list_arrow(con, q, have)
             arrow = for_parquet(table, {n: f.description or "" for n, f in
                                         q.public.model_fields.items()})
-        elif fmt is Format.json and not q.columns and q.subquery is None:  # JSON encoded once
-            base, base_params, cols, order = serving_source(con, q, have)
-            table_name = opened.serving(q.relation, cols, base, base_params, order,
-                                        lambda row: encode_row(row, cols))
-            total, encoded = run_list_json(con, q, table_name)
         else:
-            total, rows, cols = run_list(con, q, have)
+            served = None
+            if fmt is Format.json and not q.columns and q.subquery is None:  # JSON encoded once
+                base, base_params, cols, order = serving_source(con, q, have)
+                served = opened.serving(q.relation, cols, base, base_params, order,
+                                        lambda row: encode_row(row, cols))
+            if served is not None:
+                total, encoded = run_list_json(con, q, served)
+            else:
+                total, rows, cols = run_list(con, q, have)
         hint = None
         if total == 0:
             hint = (_advice(empty_hint(con, q), q) if opened.id is not None else

@@ -254,3 +254,22 @@ def _random_query(rng, relation: str, public, table, con):
     q.limit = rng.randint(1, 60)
     q.offset = rng.choice([0, 0, rng.randint(0, 80)])
     return q
+
+
+def test_a_relation_over_the_serving_limit_pages_with_the_whole_query(full_copy, client_for,
+                                                                     monkeypatch):
+    """Past SERVING_MAX_ROWS a relation gets no serving table; its JSON pages are the same
+    rows and bytes the serving table gives below the limit."""
+    import api.snapshot
+
+    tmp, sources = full_copy
+    url = "/v1/results?division=all&availability=all&limit=50&offset=20&sort=-result"
+    served = client_for(make_settings(tmp, sources, api_response_cache_mb=0))
+    first = served.get(url)
+    assert any(v for v in served.app.state.reader.get()._serving.values())
+    monkeypatch.setattr(api.snapshot, "SERVING_MAX_ROWS", 10)
+    whole = client_for(make_settings(tmp, sources, api_response_cache_mb=0))
+    second = whole.get(url)
+    assert not any(v for v in whole.app.state.reader.get()._serving.values())
+    assert first.status_code == second.status_code == 200
+    assert first.content == second.content
