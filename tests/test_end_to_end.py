@@ -47,7 +47,7 @@ def test_refresh_command_then_serve_then_read(server, tmp_path):
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_until_up(f"http://127.0.0.1:{port}/healthz")
-        got = httpx.get(f"http://127.0.0.1:{port}/v1/results?limit=1000").json()
+        got = httpx.get(f"http://127.0.0.1:{port}/v1/results?limit=1000&division=all&availability=all").json()
         assert got["total"] == 492
         assert {r["source_sha256"] for r in got["rows"]} == {hashlib.sha256(body).hexdigest()}
 

@@ -114,7 +114,7 @@ def test_the_trend_takes_the_best_over_every_spelling_of_the_accelerator(rounds_
     """v5.1 has the H200 both plain and virtualized: the trend's best per round is the best of
     all its rows, whatever the spelling."""
     per = all_rows(rounds_client, "/v1/per-accelerator", accelerator="nvidia-h200",
-                   round="v5.1")
+                   round="v5.1", division="all", availability="all")
     assert {r["accelerator_model_name"] for r in per} == {
         "NVIDIA H200-SXM-141GB", "Virtualized NVIDIA H200-SXM-141GB"}
     best: dict[tuple, float] = {}

@@ -18,7 +18,7 @@ from warehouse.store import Layout
 
 
 def served_rows(client) -> list[dict]:
-    rows, url = [], "/v1/results?limit=1000"
+    rows, url = [], "/v1/results?limit=1000&division=all&availability=all"
     while url:
         body = client.get(url).json()
         rows += body["rows"]

@@ -99,7 +99,7 @@ class Poller(threading.Thread):
 
     def run(self) -> None:
         while not self.stop.is_set():
-            r = self.client.get("/v1/results?limit=1")
+            r = self.client.get("/v1/results?limit=1&division=all&availability=all")
             if r.status_code != 200 or r.json()["total"] != 492:
                 self.errors.append((r.status_code, r.text[:200]))
             self.reads += 1
@@ -147,7 +147,8 @@ def test_sigkill_at_any_stage_keeps_a_whole_snapshot_serving(http_copy, server, 
         assert f"last stage {kill_on}" in note or (kill_on == "source" and "last stage source" in note)
         killed = [r for r in layout.read_runs() if r["status"] == "interrupted"]
         assert len(killed) == 1 and killed[0]["pid"] == proc.pid
-    assert client_for(settings).get("/v1/results?limit=1").json()["total"] == 492
+    assert client_for(settings).get("/v1/results?limit=1&division=all&availability=all").json()[
+        "total"] == 492
 
 
 def test_one_source_down_keeps_its_last_good_rows_marked_stale(full_copy, server, client_for):

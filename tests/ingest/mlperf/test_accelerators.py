@@ -1,7 +1,7 @@
 """Accelerator names → ids (issue #35): real spellings of MLPerf v4.0-v6.1 with the id and the
 decorations each must give, decorations never changing the chip (property test), ambiguity
 reported not guessed, and >= 99 % of the rows with an accelerator name mapped in each of four
-real rounds (v4.1 and v6.0 from tests/cases/mlperf, v5.1 and v6.1 from tests/cases/mlperf)."""
+real rounds (v4.1 and v6.0 from the package's built-in mirror, v5.1 and v6.1 from tests/cases/mlperf)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from ingest.mlperf.accelerators import match
 from ingest.mlperf.identity import DECORATION_EXAMPLES, parse
 from ingest.refresh import refresh
 from tests.conftest import make_settings, write_sources
-from tests.helpers import CASES, REPO, SUMMARY_CSV, V51_JSON
+from tests.helpers import REPO, SUMMARY_CSV, V51_JSON
 
 CATALOGUE = yaml.safe_load((REPO / "data" / "accelerators.yaml").read_text())
 SPELLINGS = {a["id"]: a["mlperf_names"] for a in CATALOGUE["accelerators"]}
@@ -174,8 +174,9 @@ def test_a_power_cap_is_read_into_its_column(spelling, watts):
 
 # --------------------------------------------------------------------------- real rounds
 
-ROUND_FILES = {"v4.1": CASES / "mlperf" / "v4.1_summary_results.json.gz",
-               "v6.0": CASES / "mlperf" / "v6.0_summary_results.json.gz"}
+# v4.1 and v6.0: the package's built-in mirror carries them (ingest/mirror/PROVENANCE.toml)
+ROUND_FILES = {"v4.1": REPO / "ingest" / "mirror" / "inference_results_v4.1" / "summary_results.json.gz",
+               "v6.0": REPO / "ingest" / "mirror" / "inference_results_v6.0" / "summary_results.json.gz"}
 
 
 def _unzip(src: Path, dst: Path) -> Path:
@@ -188,7 +189,8 @@ def _unzip(src: Path, dst: Path) -> Path:
 def four_rounds(tmp_path_factory) -> tuple[Path, dict]:
     """The curated files and four real rounds, v4.1 to v6.1, refreshed once: (tmp, report)."""
     tmp = tmp_path_factory.mktemp("four_rounds")
-    paths = {r: _unzip(p, tmp / p.name.removesuffix(".gz")) for r, p in ROUND_FILES.items()}
+    paths = {r: _unzip(p, tmp / f"{r}_{p.name.removesuffix('.gz')}")
+             for r, p in ROUND_FILES.items()}
     paths["v5.1"] = V51_JSON
     paths["v6.1"] = SUMMARY_CSV
     data = tmp / "data"
