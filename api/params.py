@@ -67,15 +67,9 @@ class NoParams(Params):
 NoQuery = Annotated[NoParams, Query()]
 
 
-def _split(values: list[str] | None) -> list[str] | None:
-    if not values:
-        return None
-    return [v.strip() for item in values for v in item.split(",") if v.strip()]
-
-
 def listed(values: list[str] | None) -> list[str]:
-    """A repeatable filter (``model=a&model=b`` or ``model=a,b``) as a list."""
-    return _split(values) or []
+    """A repeatable filter as a list (the model already split its commas: ``Params``)."""
+    return values or []
 
 
 Numbers = list[float] | None
@@ -152,8 +146,8 @@ class PageParams(Params):
         if self.limit > max_limit:
             raise QueryError(f"limit must be at most {max_limit} (got {self.limit}); page with "
                              "offset or the next link", param="limit")
-        return Page(limit=self.limit, offset=self.offset, sort=_split(self.sort) or [],
-                    columns=_split(self.columns), format=self.format,
+        return Page(limit=self.limit, offset=self.offset, sort=self.sort or [],
+                    columns=self.columns or None, format=self.format,
                     csv_escape=not self.csv_raw)
 
 

@@ -61,6 +61,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_for_port(port: int, seconds: float = 60) -> None:
+    """Wait until something accepts connections on ``port`` (a server a test started)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, f"nothing listens on port {port}"
+            time.sleep(0.2)
+
+
 @dataclass
 class Reply:
     """One scripted response. ``truncate`` sends fewer body bytes than Content-Length says."""

@@ -17,7 +17,7 @@ import pytest
 
 from api.middleware import MAX_QUERY_BYTES
 from api.params import MAX_VALUES, VALUE_CAPS
-from tests.helpers import free_port
+from tests.helpers import free_port, wait_for_port
 
 BIN = Path(sys.executable).parent
 
@@ -139,14 +139,7 @@ def live_server(tmp_path):
            "PERFLEDGER_API_HEADER_TIMEOUT": "1", "PERFLEDGER_API_ACCESS_LOG": "false"}
     proc = subprocess.Popen([BIN / "perfledger", "serve", "--port", str(port)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            assert time.monotonic() < deadline, "serve did not start"
-            time.sleep(0.2)
+    wait_for_port(port)
     yield port
     proc.terminate()
     try:
