@@ -51,10 +51,15 @@ def test_the_catalogue_lists_every_id_with_spellings_per_round_and_coverage(roun
     assert virtual["decorations"] == "virtualized"
     assert virtual["identity"] == "NVIDIA h200 | SXM | 141GB"
     # gaps: what the catalogue has no sourced figure for, listed, never filled
-    assert rows["nvidia-gb300"]["figures"] == 0
-    assert body["gaps"]["nvidia-gb300"] == rows["nvidia-gb300"]["gaps"] == [
+    assert rows["amd-mi355x"]["figures"] == 0
+    assert body["gaps"]["amd-mi355x"] == rows["amd-mi355x"]["gaps"] == [
         "memory_capacity", "memory_type", "memory_bandwidth", "flops_fp8_dense",
         "flops_bf16_dense", "tdp", "form_factor", "launch_date"]
+    # NVIDIA's docs give the GB300's memory and nothing else: the rest stays listed
+    assert rows["nvidia-gb300"]["figures"] == 2
+    assert body["gaps"]["nvidia-gb300"] == [
+        "memory_bandwidth", "flops_fp8_dense", "flops_bf16_dense", "tdp", "form_factor",
+        "launch_date"]
     assert body["gaps"]["amd-mi300x"] == ["tdp", "launch_date"]
 
 
@@ -105,9 +110,9 @@ def test_per_accelerator_figures_per_tbs_and_per_nameplate_kw(rounds_client):
         assert r["per_accelerator_per_nameplate_kw"] == pytest.approx(r["per_accelerator"] / 0.35)
         assert r["per_accelerator_per_tbs"] == pytest.approx(r["per_accelerator"] / 0.864)
     # an accelerator without datasheet figures keeps the measured basis and no derived figure
-    gb300 = all_rows(rounds_client, "/v1/per-accelerator", accelerator="nvidia-gb300")
-    assert gb300 and all(r["per_accelerator_per_tbs"] is None
-                         and r["basis"] == "derived: measured" for r in gb300)
+    mi355x = all_rows(rounds_client, "/v1/per-accelerator", accelerator="amd-mi355x")
+    assert mi355x and all(r["per_accelerator_per_tbs"] is None
+                          and r["basis"] == "derived: measured" for r in mi355x)
 
 
 def test_the_trend_takes_the_best_over_every_spelling_of_the_accelerator(rounds_client):
