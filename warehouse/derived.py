@@ -107,6 +107,7 @@ SELECT hardware_id,
        any_value(value) FILTER (WHERE metric = 'tdp') AS nameplate_w,
        any_value(id) FILTER (WHERE metric = 'tdp') AS nameplate_spec_id
 FROM hardware_spec WHERE evidence = """ + _lit(Evidence.vendor_spec) + """ AND value > 0
+  AND metric IN ('memory_bandwidth', 'tdp')
 GROUP BY hardware_id
 """
 

@@ -113,6 +113,10 @@ def test_per_accelerator_figures_per_tbs_and_per_nameplate_kw(rounds_client):
     mi355x = all_rows(rounds_client, "/v1/per-accelerator", accelerator="amd-mi355x")
     assert mi355x and all(r["per_accelerator_per_tbs"] is None
                           and r["basis"] == "derived: measured" for r in mi355x)
+    # a memory-size figure alone is not a figure the view divides by: the basis stays measured
+    gb300 = all_rows(rounds_client, "/v1/per-accelerator", accelerator="nvidia-gb300")
+    assert gb300 and all(r["per_accelerator_per_tbs"] is None and r["bandwidth_spec_id"] is None
+                         and r["basis"] == "derived: measured" for r in gb300)
 
 
 def test_the_trend_takes_the_best_over_every_spelling_of_the_accelerator(rounds_client):
