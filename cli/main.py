@@ -222,7 +222,8 @@ def validate(
         return
     table = Table("severity", "rule", "ok", "rows", title=f"validation of {path.name}")
     for r in results:
-        table.add_row(r["severity"], r["expectation"], "yes" if r["success"] else "NO",
+        table.add_row(r["severity"], r["expectation"],
+                      "no rows" if validation.no_rows(r) else "yes" if r["success"] else "NO",
                       "" if r["unexpected_count"] is None else str(r["unexpected_count"]))
     Console(width=160).print(table)
     errors = [r for r in results if not r["success"] and r["severity"] == "error"]

@@ -64,6 +64,8 @@ class SourceOutcome:
     error: dict | None = None  # a failed source: error type, retryable, context (URLs redacted)
     stale: dict[str, str] = field(default_factory=dict)  # parts (rounds) that failed: why
     wrote: bool = False  # rows were written (the new snapshot differs for this source)
+    had_rows: bool = False  # the snapshot built on had rows of this source (a failure keeps them)
+    unloaded: set[str] = field(default_factory=set)  # failed parts with no rows to keep
     # parts (or the source, under its own name) whose upstream body could not be read: a short
     # redacted excerpt for the CLI and the server log, never in ``as_dict`` (the run record)
     excerpts: dict[str, str] = field(default_factory=dict)
@@ -75,8 +77,9 @@ class SourceOutcome:
         self.wrote = self.wrote or written > 0
         if self.stale:
             self.status = "partial"
-            self.message = "; ".join(f"{part} kept its last good rows: {why}"
-                                     for part, why in self.stale.items())
+            self.message = "; ".join(
+                f"{part} {'has never loaded' if part in self.unloaded else 'kept its last good rows'}"
+                f": {why}" for part, why in self.stale.items())
         else:
             self.status = "updated" if self.wrote else "unchanged"
 

@@ -83,19 +83,43 @@ class RunReport:
         })
 
     def summary_lines(self) -> list[str]:
-        """One line per source and one for the run: what a scheduler's log should show."""
-        lines = [f"{s.source}: {s.status}"
+        """One short line per source and one for the run: what a terminal or a scheduler's
+        log should show (URLs cut to their host; the run record keeps every word)."""
+        lines = [f"{s.source}: {_state(s)}"
                  + (f", {s.rows} rows" if s.rows else "")
-                 + (f" — {_own(s)}" if s.message else "")
+                 + (f" — {_short(_own(s))}" if s.message and s.status != "disabled" else "")
                  for s in self.sources]
         lines += [f"{s.source if part == s.source else f'{s.source} {part}'}: the body "
                   f"starts {text!r}"
                   for s in self.sources for part, text in s.excerpts.items()]
         lines += [f"note: {n}" for n in self.notes]
+        if any(s.source == "mlperf" and (s.status in ("failed", "partial") or "mirror" in s.message)
+               for s in self.sources):
+            lines.append(f"note: MLPerf could not be reached; {MIRROR_POINTER}")
+        failed = [s.source for s in self.sources if s.status in ("failed", "partial")]
+        said = (f"{', '.join(failed)} did not load (above)" if failed and self.status in (
+            "failed", "partial") else one_line(self.message))
         lines.append(f"refresh {self.id}: {self.status}"
                      + (f", snapshot {self.snapshot_id}" if self.snapshot_id else "")
-                     + (f" — {one_line(self.message)}" if self.message else ""))
+                     + (f" — {_short(said)}" if said else ""))
         return [redact_text(line) for line in lines]
+
+
+MIRROR_POINTER = ("the README's section 'Air-gapped: the built-in mirror' says which rounds "
+                  "perfledger carries and how to point sources at a mirror or local files")
+
+
+def _state(s: SourceOutcome) -> str:
+    """A source's status, and for a failed one whether last good data is served."""
+    if s.status == "failed":
+        return "failed, last good data kept" if s.had_rows else "failed, never loaded"
+    return s.status
+
+
+def _short(text: str, limit: int = 240) -> str:
+    """``text`` with each URL cut to its scheme and host, at most ``limit`` characters."""
+    text = re.sub(r"(https?://[^/\s]+)[^\s,;)]*", r"\1/…", text)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def one_line(text: str) -> str:
@@ -193,7 +217,7 @@ def refresh(
             today = datetime.now(UTC).date().isoformat()
             for spec in selected:
                 name = spec.name
-                outcome = SourceOutcome(name)
+                outcome = SourceOutcome(name, had_rows=name in loaded)
                 report.sources.append(outcome)
                 emit("source", f"{name}: fetching")
                 ctx = LoadContext(stage=stage, client=client, layout=layout,
@@ -235,6 +259,11 @@ def refresh(
                     validation.prewarm()  # GX's import overlaps the sources still loading
                 emit("source", f"{name}: {outcome.status}"
                      + (f" — {outcome.message}" if outcome.message else ""))
+            for spec in SOURCES:  # switched off: said, never counted as failed or stale
+                if not sources[spec.name].enabled and (not only or spec.name in only):
+                    report.sources.append(SourceOutcome(
+                        spec.name, status="disabled",
+                        message=f"enabled = false in {settings.sources.name}"))
             if stage.opened:
                 report.stages["stage"] = stage.seconds
             failed = [o for o in report.sources if o.status in ("failed", "partial")]

@@ -3,11 +3,13 @@ success, whether the data served is stale), the health summary, refresh history.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 
 def source_status(runs: list[dict]) -> dict[str, dict]:
-    """Per source: last_status, last_attempt, last_success, stale, stale_since, message.
+    """Per source: last_status, last_attempt, last_success, state (``state``), stale,
+    stale_since, message.
 
     ``runs`` is the journal, newest first.
     """
@@ -24,7 +26,8 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
                 entry["last_success"] = run["started_at"]
     now = datetime.now(UTC)
     for entry in out.values():
-        entry["stale"] = entry["last_status"] in ("failed", "partial")
+        entry["state"] = state(entry["last_status"], entry["last_success"])
+        entry["stale"] = entry["state"] == "stale"
         entry["stale_since"] = entry["last_success"] if entry["stale"] else None
         if entry["stale"] and entry["last_success"]:
             age = now - datetime.fromisoformat(entry["last_success"])
@@ -32,10 +35,44 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
     return out
 
 
+def state(last_status: str, last_success: str | None) -> str:
+    """A source's state in one word: ``disabled`` (``enabled = false``: neither failed nor
+    stale), ``never_loaded`` (it failed and no attempt ever succeeded: there is nothing to
+    keep), ``stale`` (it failed or partly failed; its last good data is served) or ``fresh``."""
+    if last_status == "disabled":
+        return "disabled"
+    if last_status == "partial":  # some parts (rounds) loaded
+        return "stale"
+    if last_status == "failed":
+        return "stale" if last_success else "never_loaded"
+    return "fresh"
+
+
+def absent_reason(source: str, runs: list[dict]) -> str:
+    """Why ``source`` has no rows in a snapshot, from the run journal (newest first)."""
+    entry = source_status(runs).get(source)
+    if entry is None:
+        return f"the {source} source has never been refreshed"
+    if entry["state"] == "disabled":
+        return f"the {source} source is switched off (enabled = false in its sources file)"
+    return (f"the {source} source has never loaded (last attempt {entry['last_status']}: "
+            f"{entry['message']}); see /healthz")
+
+
+def snapshot_journal(con) -> list[dict]:
+    """The run journal as a snapshot recorded it when published (``refresh_run``), newest
+    first, in the form ``source_status`` reads."""
+    return [{"started_at": str(started), "status": status, "sources": json.loads(outcome or "[]")}
+            for started, status, outcome in con.execute(
+                "SELECT started_at, status, outcome FROM refresh_run "
+                "ORDER BY started_at DESC").fetchall()]
+
+
 def health(opened_id: str | None, published_at: datetime | None, validation: list[dict],
            runs: list[dict], accelerators: dict | None = None,
            corrupt: dict | None = None) -> dict:
-    """What ``/healthz`` answers: ``status`` (ok; degraded when a source is stale, the last
+    """What ``/healthz`` answers: ``status`` (ok; degraded when a source is stale or has never
+    loaded (a disabled one does not count), the last
     refresh failed, was rejected or was interrupted, or the published snapshot cannot be read
     (``corrupt``: its id and why; an older one is served); empty before the first publish),
     the snapshot served, per-source freshness from the run journal (newest first), the last
@@ -46,7 +83,7 @@ def health(opened_id: str | None, published_at: datetime | None, validation: lis
     last_bad = bool(finished) and finished[0]["status"] in ("failed", "rejected", "interrupted")
     if not opened_id:
         status = "empty"
-    elif corrupt or last_bad or any(s["stale"] for s in sources):
+    elif corrupt or last_bad or any(s["state"] in ("stale", "never_loaded") for s in sources):
         status = "degraded"
     else:
         status = "ok"
@@ -62,7 +99,9 @@ def health(opened_id: str | None, published_at: datetime | None, validation: lis
         "validation": {
             "errors": sum(1 for v in validation if not v["success"] and v["severity"] == "error"),
             "warnings": [v["expectation"] for v in validation
-                         if not v["success"] and v["severity"] == "warning"]},
+                         if not v["success"] and v["severity"] == "warning"],
+            "no_rows": sorted({v["table_name"] for v in validation
+                               if v["success"] and v.get("rows_checked") == 0})},
         "accelerators": {rnd: {k: v for k, v in c.items() if k not in ("unmapped", "ambiguous")}
                          for rnd, c in (accelerators or {}).get("accelerators_by_round",
                                                                  {}).items()},

@@ -668,6 +668,9 @@ class SourceHealth(BaseModel):
     last_attempt: str
     last_success: str | None
     message: str
+    state: str = Field(description="fresh; stale (failed, its last good data is served); "
+                       "never_loaded (failed, and no attempt ever succeeded: nothing to serve); "
+                       "disabled (enabled = false: neither failed nor stale).")
     stale: bool
     stale_since: str | None
     stale_for_seconds: int | None = None
@@ -676,6 +679,8 @@ class SourceHealth(BaseModel):
 class ValidationSummary(BaseModel):
     errors: int
     warnings: list[str]
+    no_rows: list[str] = Field(default_factory=list, description="Tables whose rules held only "
+                               "because the table has no rows: checked nothing, not passed.")
 
 
 class Ready(BaseModel):
@@ -686,7 +691,8 @@ class Ready(BaseModel):
 
 class Health(BaseModel):
     snapshot_id: str | None
-    status: str = Field(description="ok; degraded when a source is stale, the last refresh "
+    status: str = Field(description="ok; degraded when a source is stale or never loaded (not "
+                        "when one is disabled), the last refresh "
                         "failed, was rejected or was interrupted, or the published snapshot "
                         "cannot be read (an older one is served); unavailable when no readable "
                         "snapshot is left; empty before the first publish.")
@@ -715,6 +721,8 @@ class ValidationRow(BaseModel):
     success: bool
     unexpected_count: int | None
     sample: str | None
+    rows_checked: int | None = Field(None, description="Rows in the table when checked: 0 "
+                                     "means 'no rows' (the rule checked nothing).")
 
 
 class RefreshValidation(BaseModel):

@@ -92,6 +92,8 @@ class ValidationResultBase(SQLModel):
     success: bool = F("Whether the rule held.")
     unexpected_count: int | None = F("Rows breaking the rule.")
     sample: str | None = F("JSON sample of offending rows (key and value).")
+    rows_checked: int | None = F("Rows in the table when checked: 0 means the rule checked "
+                                 "nothing ('no rows'), not that it held.")
 
 
 class ValidationResult(ValidationResultBase, table=True):

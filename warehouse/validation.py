@@ -74,6 +74,14 @@ def _raw_file_frame(path: Path, layout: Layout):
     return pd.DataFrame(out, columns=["id", "raw_path", "problem"])
 
 
+ROW_COUNT = "__rows__"  # the table's row count, so a rule over no rows says so
+
+
+def no_rows(result: dict) -> bool:
+    """A rule that held only because its table has no rows: 'no rows', not 'passed'."""
+    return bool(result.get("success")) and result.get("rows_checked") == 0
+
+
 def _summarise(rule: Rule, res) -> dict:
     result = dict(res.result or {})
     if res.exception_info and res.exception_info.get("raised_exception"):
@@ -118,10 +126,14 @@ def run(path: Path, *, layout: Layout, rules: list[Rule], run_id: str = "validat
         suite = gx.ExpectationSuite(name=f"{run_id}:{table}")
         for rule in table_rules:
             suite.add_expectation(_expectation(gx, rule))
+        suite.add_expectation(gx.expectations.ExpectTableRowCountToBeBetween(  # always holds:
+            min_value=0, meta={"rule": ROW_COUNT}))                           # it counts
         outcome = batch.validate(suite, result_format={"result_format": "COMPLETE"})
         by_rule = {(r.expectation_config.meta or {}).get("rule") if r.expectation_config else None: r
                    for r in outcome.results}
-        results += [_summarise(rule, by_rule[rule.name]) for rule in table_rules]
+        rows = (by_rule[ROW_COUNT].result or {}).get("observed_value")
+        results += [{**_summarise(rule, by_rule[rule.name]), "rows_checked": rows}
+                    for rule in table_rules]
 
     for rule in (r for r in rules if r.kind == "raw_files" and frame is not None):
         assert frame is not None

@@ -4,7 +4,7 @@ that runs a ``ListQuery`` and renders it, item rendering, and ``as_of`` parsing.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -24,9 +24,11 @@ from api.responses import (
     pick_format,
 )
 from api.snapshot import Opened, SnapshotReader
+from warehouse import health
 from warehouse.exceptions import QueryError
 from warehouse.export import for_parquet
 from warehouse.queries import (
+    Empty,
     ListQuery,
     empty_hint,
     relation_columns,
@@ -103,7 +105,7 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
                 total, rows, cols = run_list(con, q, have)
         hint = None
         if total == 0:
-            hint = (_advice(empty_hint(con, q), q) if opened.id is not None else
+            hint = (_advice(empty_hint(con, q, _absent(con))) if opened.id is not None else
                     "no snapshot is published yet: run `perfledger refresh` (see /healthz)")
     except BaseException:  # a failed query may leave the cursor busy: the next one is fresh
         opened.drop_local_cursor()
@@ -113,11 +115,17 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
                          headers=headers, csv_escape=p.csv_escape, encoded=encoded)
 
 
-def _advice(hint: str | None, q: ListQuery) -> str | None:
-    """A hint with what to send to see more, where the query's own defaults kept rows out."""
-    if hint is not None and hint == q.note and q.defaulted:
-        return hint + ": add division=all&availability=all to see every system"
-    return hint
+def _advice(empty: Empty) -> str:
+    """Why nothing matched, with what to send to see more where the defaults kept rows out."""
+    if empty.outside_defaults:
+        return empty.reason + ": add division=all&availability=all to see every system"
+    return empty.reason
+
+
+def _absent(con) -> Callable[[str], str]:
+    """Why a source has no rows in this snapshot, from the journal the snapshot recorded."""
+    runs = health.snapshot_journal(con)
+    return lambda source: health.absent_reason(source, runs)
 
 
 def render_item(request: Request, opened: Opened, payload: dict, *, memo: bool = False) -> Response:

@@ -19,7 +19,7 @@ from api.params import (
     choice,
     listed,
 )
-from api.routes.common import parse_as_of, render_list
+from api.routes.common import parse_as_of, reader, render_list, snapshot
 from warehouse import queries
 from warehouse.exceptions import QueryError
 from warehouse.public import (
@@ -72,8 +72,11 @@ class CostParams(ResultParams):
             response_model=ListPage[CostPublic])
 def costs(request: Request, q: Annotated[CostParams, Query()]) -> Response:
     """Every Tokens/s result; results whose accelerator has no price say 'no price'. Closed
-    division, available systems unless ``division``/``availability`` say otherwise."""
-    bases = choice("basis", q.basis) or ["list_price", "assumed"]
+    division, available systems unless ``division``/``availability`` say otherwise. The
+    default basis is both, or the assumed rates alone when the snapshot has no Azure prices
+    (the source never loaded or is switched off)."""
+    bases = choice("basis", q.basis) or (["list_price", "assumed"] if _has_prices(request)
+                                         else ["assumed"])
     rates = q.rate or list(ASSUMED_RATES)
     bad = [r for r in rates if not r > 0 or r != r or r == float("inf")]
     if bad:
@@ -84,6 +87,20 @@ def costs(request: Request, q: Annotated[CostParams, Query()]) -> Response:
         offer=check_choice("offer", [q.offer], CHOICES["offer"])[0],
         os=check_choice("os", [q.os], CHOICES["os"])[0], as_of=parse_as_of(q.as_of),
         price_status=listed(q.price_status)), q)
+
+
+def _has_prices(request: Request) -> bool:
+    """Whether the snapshot served has Azure prices: without them (a source never loaded or
+    switched off) the default basis is the assumed rates alone, not a 'no price' row per
+    result."""
+    opened = reader(request).get()
+    if opened.id is None:  # nothing published: the answer is empty either way
+        return True
+    if "has_prices" not in opened.cache:
+        with snapshot(request) as (_, con):
+            opened.cache["has_prices"] = bool(con.execute(
+                "SELECT count(*) FROM source_snapshot WHERE source = 'azure_prices'").fetchone()[0])
+    return opened.cache["has_prices"]
 
 
 class LatencyParams(ResultParams):

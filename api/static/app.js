@@ -64,6 +64,7 @@ async function api(path) {
   return body;
 }
 
+// Every row of a list; an empty list keeps the API's reason (``hint``) as ``rows.hint``.
 async function all(path) {
   let body = await api(path), rows = body.rows;
   while (body.next) {
@@ -71,6 +72,7 @@ async function all(path) {
     body = await api(next.pathname + next.search);
     rows = rows.concat(body.rows);
   }
+  rows.hint = body.hint;
   return rows;
 }
 
@@ -138,8 +140,9 @@ function rowsOrNone(table, html, cols, none) {
   resort($(table));
 }
 
-const widen = (s) => (s.division !== "all" || s.availability !== "all")
-  ? " Division and availability default to closed + available (what a buyer can get): set both to <em>all</em> to include open-division, preview and research systems." : "";
+// Why a list is empty, as the API says it (a source that never loaded or is switched off,
+// an unknown value, or rows outside the closed + available defaults: then set both to all).
+const why = (rows) => rows.hint ? ` Why: ${esc(rows.hint)}.` : "";
 
 // ------------------------------------------------------------------ charts
 
@@ -262,7 +265,7 @@ async function ratios(s) {
       <td class="num" data-v="${r.offline_result}">${link(`/v1/results/${r.offline_result_id}`, whole(r.offline_result))}</td>
       <td class="num" data-v="${r.other_result}">${link(`/v1/results/${r.other_result_id}`, whole(r.other_result))}</td>
       <td>${esc(r.other_units)}</td></tr>`).join(""), 10, "No rows.");
-  empty("ratios-empty", rows.length ? "" : `No system in this view has both an Offline and a ${esc(scenario)} result for ${esc(s.model)}.${widen(s)}`);
+  empty("ratios-empty", rows.length ? "" : `No system in this view has both an Offline and a ${esc(scenario)} result for ${esc(s.model)}.${why(rows)}`);
   bars("ratios-chart", rows, {value: (r) => r.ratio, fmt: (v) => num(v), all: s.all,
        title: `${scenario} ÷ Offline throughput, ${s.model} (evidence: measured results; derived ratio)`,
        axis: `${scenario} ÷ Offline throughput (ratio)`});
@@ -288,7 +291,7 @@ async function costs(s) {
       <td>${esc(r.basis)}</td></tr>`).join(""), 10, "No rows.");
   const priced = rows.filter((r) => r.cost_per_million_tokens != null);
   if (!rows.length) {
-    empty("costs-empty", `No Tokens/s result for ${esc(s.model)} ${esc(s.scenario)} in this view.${widen(s)}`);
+    empty("costs-empty", `No Tokens/s result for ${esc(s.model)} ${esc(s.scenario)} in this view.${why(rows)}`);
   } else if (!priced.length) {
     empty("costs-empty", `No accelerator in this view has an Azure list price in ${esc(s.region)} — switch the price basis to an assumed rate<button type="button" id="use-assumed">Use an assumed rate</button>, or choose another region.`);
     $("use-assumed").addEventListener("click", () => setState({basis: "assumed"}));
@@ -322,7 +325,7 @@ async function latency(s) {
       <td class="num" data-testid="streams" data-v="${r.max_concurrent_streams}">${whole(r.max_concurrent_streams)}</td>
       <td class="num" data-testid="answer" data-v="${r.answer_seconds}">${num(r.answer_seconds, 1)}</td>
       <td class="nowrap">${link(`/v1/rules?model=${encodeURIComponent(r.model_family)}&scenario=${r.scenario}`, `TTFT ${num(r.ttft_ms, 0)} ms · TPOT ${num(r.tpot_ms, 0)} ms`)}</td></tr>`).join(""), 9, "No rows.");
-  empty("latency-empty", rows.length ? "" : `No ${esc(scenario)} Tokens/s result with a latency limit for ${esc(s.model)} in this view.${widen(s)}`);
+  empty("latency-empty", rows.length ? "" : `No ${esc(scenario)} Tokens/s result with a latency limit for ${esc(s.model)} in this view.${why(rows)}`);
   bars("latency-chart", rows, {value: (r) => r.max_concurrent_streams, fmt: (v) => whole(v), all: s.all,
        title: `Concurrent streams at the per-user floor, ${s.model} ${scenario} (evidence: derived: measured + benchmark_rule)`,
        axis: "concurrent streams (throughput × TPOT)"});
@@ -348,7 +351,7 @@ async function trends(s) {
       <td>${esc(r.units)}</td><td>${esc(r.system_name)}</td><td>${esc(r.organization)}</td>
       <td>${esc(r.division)}</td><td>${esc(r.availability)}</td>
       <td class="num" data-v="${r.change_vs_previous ?? ""}">${r.change_vs_previous == null ? '<span class="none">first round</span>' : (r.change_vs_previous >= 0 ? "+" : "") + num(r.change_vs_previous * 100, 1) + " %"}</td></tr>`).join(""), 9, "No rows.");
-  empty("trends-empty", rows.length ? "" : `No accelerator has a ${esc(scenario)} result for ${esc(s.model)} in this view.${widen(s)}`);
+  empty("trends-empty", rows.length ? "" : `No accelerator has a ${esc(scenario)} result for ${esc(s.model)} in this view.${why(every)}`);
   if (!rows.length) { hide("trends-chart"); return; }
   const units = [...new Set(rows.map((r) => r.units))];
   plot("trends-chart", units.map((u, i) => {
@@ -383,7 +386,7 @@ async function frontier(s) {
       <td class="num" data-v="${r.joules_per_output_token ?? ""}">${r.joules_per_output_token == null ? '<span class="none">not valid / none</span>' : num(r.joules_per_output_token, 3)}</td>
       <td>${esc(r.energy_scope ?? "")}</td>
       <td><span class="badge ${esc(r.evidence)}">${esc(r.evidence)}</span></td></tr>`).join(""), 9, "No rows.");
-  empty("frontier-empty", curve.length ? "" : `InferenceX has no observation of ${esc(s.model)} at ${esc(isl)}/${esc(osl)} tokens in this snapshot.`);
+  empty("frontier-empty", curve.length ? "" : `InferenceX has no observation of ${esc(s.model)} at ${esc(isl)}/${esc(osl)} tokens in this snapshot.${rows.length ? "" : why(rows)}`);
   if (!curve.length && !ml.length) { hide("frontier-chart"); return; }
   const series = [...new Set(curve.map((r) => r.series))];
   const traces = series.map((acc) => {
@@ -429,9 +432,11 @@ async function priceCounterpart(r, s, round) {
 
 async function claims(s) {
   const round = s.round || META.rounds[META.rounds.length - 1] || "";
-  const path = `/v1/claim-checks?${new URLSearchParams({round, limit: "1000", sort: "vendor"})}`;
+  const q = new URLSearchParams({limit: "1000", sort: "vendor"});
+  if (round) q.set("round", round);
+  const path = `/v1/claim-checks?${q}`;
   csv("claims-csv", path);
-  const rows = round ? await all(path) : [];
+  const rows = await all(path);
   const speed = rows.filter((r) => r.unit === "tokens/s");
   const price = rows.filter((r) => r.unit === "USD");
   const research = rows.filter((r) => r.evidence === "paper_reported" && !speed.includes(r) && !price.includes(r));
@@ -446,7 +451,7 @@ async function claims(s) {
       <td><span class="badge ${esc(r.evidence)}">${esc(r.evidence)}</span></td>
       <td data-v="${r.claimed_on ?? ""}">${esc(day(r.claimed_on))}</td>
       <td class="num" data-v="${m ? m.value : ""}">${m ? link(m.href, m.text) : '<span class="none">no MLPerf result for this model</span>'}</td>
-      <td>${r.closest_result_id ? link(`/v1/results/${r.closest_result_id}`, r.verdict) : esc(r.verdict)}</td></tr>`).join(""), 6, `No speed or price claim (round ${round}).`);
+      <td>${r.closest_result_id ? link(`/v1/results/${r.closest_result_id}`, r.verdict) : esc(r.verdict)}</td></tr>`).join(""), 6, `No speed or price claim${round ? ` (round ${round})` : ""}.${rows.length ? "" : why(rows)}`);
   rowsOrNone("specs-table", specs.map((r) => `<tr>
       <td>${claimCell(r)} <span class="note">${esc(words(r.metric))}</span></td>
       <td class="num" data-v="${r.claim_value}">${esc(human(r.claim_value, r.unit, r.metric))}</td>
@@ -489,7 +494,7 @@ async function prices(s) {
       <td data-v="${r.valid_from}">${esc(when(r.valid_from))}</td><td data-v="${r.valid_to ?? "9999"}">${r.valid_to ? esc(when(r.valid_to)) : "current"}</td>
       <td class="num" data-v="${r.retail_price}">${link(`/v1/sources/${r.source_snapshot_id}`, num(r.retail_price))}</td>
       <td class="num" data-v="${r.price_per_accelerator_hour ?? ""}">${r.price_per_accelerator_hour == null ? '<span class="none">not mapped</span>' : num(r.price_per_accelerator_hour)}</td></tr>`).join(""), 4, "No rows.");
-  empty("prices-empty", rows.length ? "" : `No on-demand Linux price for ${esc(s.sku)} in ${esc(s.region)}: choose another VM size or region.`);
+  empty("prices-empty", rows.length ? "" : `No on-demand Linux price for ${esc(s.sku)} in ${esc(s.region)}.${why(rows)}`);
   if (!rows.length) { hide("prices-chart"); return; }
   plot("prices-chart", [{type: "scatter", mode: "lines+markers", line: {shape: "hv"}, name: s.sku,
     x: rows.flatMap((r) => [r.valid_from, r.valid_to ?? new Date().toISOString()]),
@@ -501,14 +506,19 @@ async function prices(s) {
 async function freshness() {
   const h = await api("/healthz");
   const items = [["Snapshot", h.snapshot_id ?? "none published yet"], ["Published", when(h.published_at) || "never"]];
-  h.sources.forEach((src) => items.push([src.source, src.stale
-    ? `stale since ${when(src.stale_since) || "never refreshed"}: ${src.message}`
-    : `fresh (last success ${when(src.last_success)})`]));
-  items.push(["Validation", `${h.validation.errors} errors; warnings: ${h.validation.warnings.join("; ") || "none"}`]);
+  const said = {
+    stale: (src) => `stale since ${when(src.stale_since)}: ${src.message}`,
+    never_loaded: (src) => `never loaded (last attempt ${when(src.last_attempt)}: ${src.message})`,
+    disabled: () => "disabled (enabled = false in the sources file)",
+    fresh: (src) => `fresh (last success ${when(src.last_success)})`};
+  h.sources.forEach((src) => items.push([src.source, (said[src.state] || said.fresh)(src)]));
+  items.push(["Validation", `${h.validation.errors} errors; warnings: ${h.validation.warnings.join("; ") || "none"}`
+    + (h.validation.no_rows?.length ? `; no rows to check: ${h.validation.no_rows.join(", ")}` : "")]);
   $("freshness").innerHTML = items.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join("")
     + `<dt>Sources</dt><dd>${link("/v1/sources", "/v1/sources")} · ${link("/v1/refreshes", "/v1/refreshes")}</dd>`;
-  const lines = h.sources.filter((src) => src.stale).map((src) =>
-    `<li><strong>${esc(src.source)}</strong> is stale (${esc(src.last_status)} at ${esc(when(src.last_attempt))}): ${esc(src.message)}. Its last good data keeps serving.</li>`);
+  const lines = h.sources.filter((src) => src.state === "stale" || src.state === "never_loaded").map((src) => src.state === "stale"
+    ? `<li><strong>${esc(src.source)}</strong> is stale (${esc(src.last_status)} at ${esc(when(src.last_attempt))}): ${esc(src.message)}. Its last good data keeps serving.</li>`
+    : `<li><strong>${esc(src.source)}</strong> has never loaded (${esc(src.last_status)} at ${esc(when(src.last_attempt))}): ${esc(src.message)}. Its sections stay empty until it does.</li>`);
   if (!META.rounds.length) {
     const why = h.sources.find((src) => src.source === "mlperf");
     lines.unshift(`<li><strong>No MLPerf results yet</strong>${why ? `: ${esc(why.message)}` : ""}. Point <code>[mlperf.rounds]</code> in <code>sources.toml</code> (or the file <code>PERFLEDGER_SOURCES</code> names) at a mirror or at local copies of the summary files, then run <code>perfledger refresh</code>.</li>`);

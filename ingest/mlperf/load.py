@@ -95,6 +95,9 @@ def load(ctx: LoadContext) -> None:
             # named once: "v5.1: <why>", not "mlperf: …" or "mlperf v5.1: …" again
             why = re.sub(rf"^{SOURCE}(?: {re.escape(round_name)})?:\s*", "", str(e))
             ctx.outcome.stale[round_name] = why
+            if not scalar(ctx.reader, "SELECT count(*) FROM mlperf_result WHERE round = ?",
+                          [round_name]):
+                ctx.outcome.unloaded.add(round_name)  # nothing kept: said, not "last good"
     if ctx.outcome.stale and len(ctx.outcome.stale) == len(cfg.rounds):
         raise SourceError("; ".join(f"{r}: {why}" for r, why in ctx.outcome.stale.items()),
                           source=SOURCE)

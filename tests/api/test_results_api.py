@@ -153,8 +153,9 @@ def test_etag_round_trip(client):
 def test_healthz_names_snapshot_and_sources(client):
     body = client.get("/healthz").json()
     assert body["status"] == "ok" and body["snapshot_id"]
-    assert sorted(s["source"] for s in body["sources"]) == ["azure_prices", "curated", "mlperf",
-                                                            "mlperf_rules"]
+    assert {s["source"]: s["state"] for s in body["sources"]} == {
+        "azure_prices": "fresh", "curated": "fresh", "mlperf": "fresh", "mlperf_rules": "fresh",
+        "inferencex": "disabled"}  # off unless its section enables it
     assert not any(s["stale"] for s in body["sources"])
 
 

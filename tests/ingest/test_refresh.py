@@ -124,8 +124,8 @@ def test_fault_keeps_previous_snapshot_serving(published, server, client_for, fa
     runs = client.get("/v1/refreshes").json()["rows"]
     assert runs[0]["status"] == "failed" and message in runs[0]["sources"][0]["message"]
     health = client.get("/healthz").json()
-    [mlperf] = health["sources"]
-    assert mlperf["stale"] is True and mlperf["stale_since"] is not None
+    mlperf = {s["source"]: s for s in health["sources"]}["mlperf"]
+    assert mlperf["state"] == "stale" and mlperf["stale"] is True and mlperf["stale_since"] is not None
     assert not list(Layout(settings.data_path).snapshots.glob("*.partial"))
 
 
@@ -149,7 +149,9 @@ def test_run_record_is_json_with_stages_and_bytes(published):
     on_disk = json.loads((layout.runs / f"{run['id']}.json").read_text())
     assert on_disk == run  # the record file is the journal entry, as JSON
     assert run["status"] == "published" and run["snapshot_id"] == layout.read_current().id
-    [mlperf] = run["sources"]
+    [mlperf] = [s for s in run["sources"] if s["status"] != "disabled"]
+    assert {s["source"] for s in run["sources"] if s["status"] == "disabled"} == {
+        "mlperf_rules", "azure_prices", "curated", "inferencex"}  # switched off: said
     assert mlperf["source"] == "mlperf" and mlperf["status"] == "updated"
     assert mlperf["bytes_fetched"] == len(body) and mlperf["rows"] == csv_rows(body)
     assert set(run["stages"]) >= {"stage", "derive", "validate", "publish"}

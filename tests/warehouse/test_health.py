@@ -33,7 +33,11 @@ def test_health_summary():
                   {"expectation": "w", "success": False, "severity": "warning"}]
     got = health.health("snap", None, validation, JOURNAL)
     assert got["status"] == "degraded"  # mlperf is stale: its last attempt failed
-    assert got["validation"] == {"errors": 0, "warnings": ["w"]}
+    assert got["validation"] == {"errors": 0, "warnings": ["w"], "no_rows": []}
+    empty_table = [{"expectation": "e", "success": True, "severity": "error",
+                    "table_name": "azure_price", "rows_checked": 0}]
+    assert health.health("snap", None, empty_table, JOURNAL)["validation"]["no_rows"] == [
+        "azure_price"]
     clean = [run("4", "published", mlperf="updated", curated="unchanged"), *JOURNAL]
     assert health.health("snap", None, validation, clean)["status"] == "ok"
     rejected = [run("4", "rejected", mlperf="updated", curated="updated"), *clean]
@@ -53,3 +57,21 @@ def test_refresh_history_filters_limits_and_links():
     one = health.refresh_validation(JOURNAL, "2")
     assert one["errors"] == 1 and one["warnings"] == 1 and one["status"] == "rejected"
     assert health.refresh_validation(JOURNAL, "9") is None
+
+
+def test_state_of_a_source():
+    """Switched off is neither failed nor stale; a failure with nothing ever loaded is 'never
+    loaded'; a failure after a success is stale; a partial load is stale (some parts loaded)."""
+    assert health.state("disabled", None) == health.state("disabled", "t") == "disabled"
+    assert health.state("failed", None) == "never_loaded"
+    assert health.state("failed", "t") == health.state("partial", None) == "stale"
+    assert health.state("updated", "t") == health.state("unchanged", "t") == "fresh"
+    off = [run("5", "published", mlperf="updated", curated="disabled")]
+    got = health.health("snap", None, [], off)
+    assert got["status"] == "ok"
+    assert {s["source"]: s["state"] for s in got["sources"]} == {"mlperf": "fresh",
+                                                                 "curated": "disabled"}
+    never = [run("6", "partial", mlperf="updated", curated="failed")]
+    assert health.health("snap", None, [], never)["status"] == "degraded"
+    assert "never loaded" in health.absent_reason("curated", never)
+    assert "switched off" in health.absent_reason("curated", off)

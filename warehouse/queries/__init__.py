@@ -49,6 +49,7 @@ from warehouse.queries.items import (
 from warehouse.queries.listing import (
     Accelerators,
     AnyOf,
+    Empty,
     Known,
     ListQuery,
     ListSQL,
@@ -63,7 +64,7 @@ from warehouse.queries.listing import (
 )
 
 __all__ = [
-    "Accelerators", "AnyOf", "Known", "ListQuery", "ListSQL", "ObservationFilter", "ResultFilter",
+    "Accelerators", "AnyOf", "Empty", "Known", "ListQuery", "ListSQL", "ObservationFilter", "ResultFilter",
     "accelerator_aliases", "accelerator_detail", "accelerators", "claim_checks_query",
     "claim_detail", "claim_observations_query", "claims_query", "costs_query", "coverage",
     "current_price", "empty_hint", "energy_query", "frontier_query", "hardware_query",

@@ -131,7 +131,8 @@ class ResultFilter:
         """A list query of ``relation`` with these filters."""
         return ListQuery(relation=relation, public=public, any_of=self.any_of(),
                          contains={"system_name": self.system} if self.system else {},
-                         known=self.known(), note=self.note(), defaulted=self.defaulted)
+                         known=self.known(), note=self.note(), defaulted=self.defaulted,
+                         sources=("mlperf",))
 
 
 def results_query(f: ResultFilter, *, units: list[str], min_result: float | None,
@@ -164,6 +165,7 @@ def ratios_query(f: ResultFilter, *, include_flagged: bool, min_ratio: float | N
 def latency_query(f: ResultFilter, *, answer_tokens: int | None) -> ListQuery:
     """Latency bounds, with the time of an answer of ``answer_tokens`` when asked."""
     q = f.query("latency_bound", LatencyBoundPublic)
+    q.sources = ("mlperf", "mlperf_rules")
     q.subquery = ("SELECT *, ?::INTEGER AS answer_tokens, "
                   "(ttft_ms + (?::INTEGER - 1) * tpot_ms) / 1000.0 AS answer_seconds "
                   "FROM latency_bound", [answer_tokens, answer_tokens])
@@ -192,7 +194,10 @@ def trends_query(f: ResultFilter) -> ListQuery:
     return ListQuery(relation="accelerator_trend", public=TrendPublic,
                      subquery=(derived.trend_sql(where), params),
                      sort=["accelerator_id", "model_family", "scenario", "units", "round"],
-                     known=f.known(), note=f.note(), defaulted=f.defaulted)
+                     known=f.known(), note=f.note(), defaulted=f.defaulted,
+                     sources=("mlperf",),  # the best per round exists where results do
+                     wider=dataclasses.replace(f, division=[], availability=[]).query(
+                         "result_per_accelerator", PerAcceleratorPublic))
 
 
 def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region: str,
@@ -248,7 +253,7 @@ def claim_checks_query(*, round: list[str], vendor: list[str], evidence: list[st
     rounds = ResultFilter(round=round)._rounds()
     return ListQuery(relation="claim_check", public=ClaimCheckPublic, equals={
         "round": rounds, "vendor": vendor, "evidence": evidence, "metric": metric,
-        "verdict": verdict}, casefold=("vendor", "verdict"))
+        "verdict": verdict}, casefold=("vendor", "verdict"), sources=("curated",))
 
 
 def claims_query(*, vendor: list[str], evidence: list[str], metric: list[str], model: list[str],
@@ -256,7 +261,8 @@ def claims_query(*, vendor: list[str], evidence: list[str], metric: list[str], m
     """Curated claims; ``model`` matches a claim's model or its family, spellings normalised
     as MLPerf's are."""
     q = ListQuery(relation="claim", public=ClaimPublic, equals={
-        "vendor": vendor, "metric": metric, "evidence": evidence}, casefold=("vendor",))
+        "vendor": vendor, "metric": metric, "evidence": evidence}, casefold=("vendor",),
+        sources=("curated",))
     if model:
         models = [normalise_model(m) for m in model]
         q.any_of.append(AnyOf((("model", False, models), ("model_family", False, models))))
@@ -270,12 +276,12 @@ def hardware_query(*, hardware: list[str], vendor: list[str], metric: list[str],
     """Hardware specs with the hardware they describe."""
     return ListQuery(relation="hardware_catalog", public=HardwareCatalogPublic, equals={
         "hardware_id": hardware, "vendor": vendor, "metric": metric, "kind": kind},
-        casefold=("hardware_id", "vendor"))
+        casefold=("hardware_id", "vendor"), sources=("curated",))
 
 
 def models_query(*, illustrative: bool | None) -> ListQuery:
     """Model shapes, optionally only the illustrative ones (or only real models)."""
-    q = ListQuery(relation="model_shape", public=ModelShapePublic)
+    q = ListQuery(relation="model_shape", public=ModelShapePublic, sources=("curated",))
     if illustrative is not None:
         q.equals["illustrative"] = [illustrative]
     return q
@@ -284,7 +290,8 @@ def models_query(*, illustrative: bool | None) -> ListQuery:
 def rules_query(*, model: list[str], scenario: list[str], current: bool) -> ListQuery:
     """Latency limits; ``current`` keeps the latest rules document's only."""
     q = ListQuery(relation="benchmark_rule", public=BenchmarkRulePublic, equals={
-        "model_family": [model_family(normalise_model(m)) for m in model], "scenario": scenario})
+        "model_family": [model_family(normalise_model(m)) for m in model], "scenario": scenario},
+        sources=("mlperf_rules",))
     if current:
         q.where.append((
             "t.source_snapshot_id = (SELECT id FROM source_snapshot WHERE kind = 'rules_document' "
@@ -306,7 +313,7 @@ def prices_query(*, sku: list[str], accelerator: list[str], region: list[str],
     q = ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
         "arm_sku_name": sku, "arm_region_name": region,
         "price_type": price_type, "offer": offer, "os": os},
-        casefold=("arm_sku_name", "arm_region_name"))
+        casefold=("arm_sku_name", "arm_region_name"), sources=("azure_prices",))
     q.where.append(_valid_at(as_of))
     if accelerator:
         q.any_of.append(AnyOf((("accelerator_id", False, Accelerators(tuple(accelerator))),)))
@@ -326,6 +333,7 @@ def price_history_query(*, sku: str, region: list[str], offer: list[str],
     return ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
         "arm_sku_name": [sku], "arm_region_name": region, "offer": offer, "os": os},
         sort=["price_key", "valid_from"], casefold=("arm_sku_name", "arm_region_name"),
+        sources=("azure_prices",),
         known=[Known("sku", (sku,), "SELECT DISTINCT arm_sku_name FROM price_catalog "
                      "ORDER BY 1")])
 
@@ -359,7 +367,8 @@ def observations_query(f: ObservationFilter) -> ListQuery:
                   equals={"isl": f.isl, "osl": f.osl, "power_status": f.power_status,
                           "framework": f.framework, "precision": f.precision},
                   casefold=("framework", "precision"),
-                  sort=["-observed_on", "model", "hardware", "framework", "conc"])
+                  sort=["-observed_on", "model", "hardware", "framework", "conc"],
+                  sources=("inferencex",))
     if f.model:
         folded = [m.strip().lower() for m in f.model]
         q.any_of.append(AnyOf((("model_id", True, folded), ("model", True, folded),
@@ -393,7 +402,7 @@ def frontier_query(*, model: str, isl: int, osl: int, accelerator: list[str],
         until, interactivity, rate, region, offer, os, include_dominated, mlperf_division]
     q = ListQuery(relation="frontier", public=FrontierPointPublic,
                   subquery=(frontier_sql(), params),
-                  sort=["series", "kind", "interactivity"])
+                  sort=["series", "kind", "interactivity"], sources=("inferencex",))
     q.known.append(Known("model", (model.strip(),), "SELECT model_id FROM observation UNION "
                          "SELECT model FROM observation UNION SELECT model_display FROM "
                          "observation ORDER BY 1"))
@@ -403,7 +412,8 @@ def frontier_query(*, model: str, isl: int, osl: int, accelerator: list[str],
 def claim_observations_query(*, vendor: list[str], model: list[str]) -> ListQuery:
     """Per-user speed claims next to the nearest comparable InferenceX observation."""
     q = ListQuery(relation="claim_observation_check", public=ClaimObservationPublic,
-                  equals={"vendor": vendor}, casefold=("vendor",))
+                  equals={"vendor": vendor}, casefold=("vendor",),
+                  sources=("curated", "inferencex"))
     if model:
         q.any_of.append(AnyOf((("model", True, [m.strip().lower() for m in model]),)))
     return q

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import duckdb
@@ -54,6 +55,9 @@ class AnyOf:
         return (f"({text})" if len(parts) > 1 else text), [v for _, _, v in self.terms]
 
 
+DEFAULT_FILTERS = ("division", "availability")  # closed + available unless asked otherwise
+
+
 @dataclass
 class ListQuery:
     """A filtered, sorted, paginated read of one relation, returning ``public``'s columns."""
@@ -82,6 +86,13 @@ class ListQuery:
     # Read from a serving table (``relation`` is then its name): the output columns are its
     # own (no source join) and a page is its ``json`` column alone.
     served: bool = False
+    sources: tuple[str, ...] = ()  # the sources the relation's rows come from
+    wider: ListQuery | None = None  # without the default filters, when not just fewer any_of
+
+    def widened(self) -> ListQuery:
+        """This query without the default filters (division, availability)."""
+        return self.wider or dataclasses.replace(self, any_of=[
+            a for a in self.any_of if a.terms[0][0] not in DEFAULT_FILTERS])
 
     @property
     def output_columns(self) -> list[str]:
@@ -274,14 +285,30 @@ def _bind(con: duckdb.DuckDBPyConnection, params: list) -> list:
             for p in params]
 
 
-def empty_hint(con: duckdb.DuckDBPyConnection, q: ListQuery) -> str | None:
-    """Why a query matched nothing, for the envelope: the filter values this snapshot does not
-    know (with the known ones), else the query's own note."""
+@dataclass(frozen=True)
+class Empty:
+    """Why a list answered no rows: ``reason``, and whether rows exist outside the default
+    filters (then, and only then, the caller suggests widening them)."""
+
+    reason: str
+    outside_defaults: bool = False
+
+
+def empty_hint(con: duckdb.DuckDBPyConnection, q: ListQuery,
+               absent: Callable[[str], str]) -> Empty:
+    """Why a query matched nothing, checked in this order: a source of its rows has no rows
+    in this snapshot (``absent`` says why: never loaded, switched off); a filter value this
+    snapshot does not know (with the known ones); rows that exist outside the default
+    filters; else the query's own note."""
+    have = {r[0] for r in con.execute("SELECT DISTINCT source FROM source_snapshot").fetchall()}
+    missing_sources = [s for s in q.sources if s not in have]
+    if missing_sources:
+        return Empty("no rows: " + "; ".join(absent(s) for s in missing_sources))
     said: list[str] = []
     for k in q.known:
         known = [r[0] for r in con.execute(k.sql).fetchall() if r[0] is not None]
         folded = {str(v).lower() for v in known}
-        missing = [v for v in k.values if v.lower() not in folded]
+        missing = [v for v in k.values if not _is_known(con, k.param, v, folded)]
         if missing:
             close = difflib.get_close_matches(missing[0], [str(v) for v in known], n=3)
             shown = ", ".join(map(str, known[:25])) + (", …" if len(known) > 25 else "")
@@ -289,5 +316,25 @@ def empty_hint(con: duckdb.DuckDBPyConnection, q: ListQuery) -> str | None:
                         + (f" (did you mean {' or '.join(map(repr, close))}?)" if close else "")
                         + f"; known: {shown or 'none'}")
     if said:
-        return "; ".join(said)
-    return q.note
+        return Empty("; ".join(said))
+    if q.defaulted:
+        wide = q.widened()
+        s = list_sql(con, wide)
+        outside = bool(scalar(con, f"SELECT count(*) FROM ({s.inner})", s.params))  # noqa: S608
+        if outside:
+            return Empty(q.note or "", outside_defaults=True)
+        return Empty("no system matches these filters in any division or availability")
+    return Empty(q.note or "no rows in this snapshot")
+
+
+def _is_known(con: duckdb.DuckDBPyConnection, param: str, value: str, folded: set[str]) -> bool:
+    """A filter value the snapshot knows: as given, or (an accelerator) as what it resolves to,
+    e.g. the short name ``MI300X``."""
+    if value.lower() in folded:
+        return True
+    if param != "accelerator":
+        return False
+    try:
+        return any(i in folded for i in resolve_accelerators(con, (value,)))
+    except QueryError:  # ambiguous: several ids are known
+        return True

@@ -1,0 +1,74 @@
+"""The first hour with no network (#36), as `make run` does it: `perfledger refresh` with the
+repository's own sources.toml while every fetch is refused (each goes to a proxy nothing listens
+on), then `perfledger serve` and the explorer in a real browser. MLPerf's pinned rounds and the
+rules come from the built-in mirror; Azure prices and InferenceX have no carried copy, and each
+empty section says so."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.api.test_explorer import CHROMIUM, browser, ready, serve_data_dir  # noqa: F401
+from tests.helpers import REPO, free_port
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
+                                "(make test installs it with apt-get where it can)")
+
+
+@pytest.fixture(scope="module")
+def air_gapped(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("air-gapped")
+    dead = f"http://127.0.0.1:{free_port()}"
+    blocked = {k: dead for k in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+                                 "http_proxy", "https_proxy", "all_proxy")}
+    env = {**{k: v for k, v in os.environ.items() if k.upper() != "NO_PROXY"}, **blocked,
+           "PERFLEDGER_DATA_DIR": str(tmp / "var"), "PERFLEDGER_HTTP_RETRIES": "0",
+           "PERFLEDGER_SOURCES": str(REPO / "sources.toml")}
+    done = subprocess.run([Path(sys.executable).parent / "perfledger", "refresh"], env=env,
+                          cwd=tmp, capture_output=True, text=True, timeout=600)
+    proc, base = serve_data_dir(tmp / "var", PERFLEDGER_SOURCES=str(REPO / "sources.toml"))
+    yield done, base
+    proc.terminate()
+    proc.wait(15)
+
+
+def test_the_refresh_says_one_short_line_per_source(air_gapped):
+    done, _ = air_gapped
+    assert done.returncode == 1, done.stdout + done.stderr  # published, with sources failed
+    lines = done.stdout.strip().splitlines()
+    by_source = {line.split(":")[0]: line for line in lines if not line.startswith(("note", "refresh"))}
+    assert by_source["mlperf"].startswith("mlperf: updated, ")
+    assert "built-in mirror" in by_source["mlperf"]
+    assert by_source["mlperf_rules"].startswith("mlperf_rules: updated, ")
+    assert by_source["azure_prices"].startswith("azure_prices: failed, never loaded — ")
+    assert by_source["inferencex"].startswith("inferencex: failed, never loaded — ")
+    assert any(line.startswith("note: MLPerf could not be reached; the README's section "
+                               "'Air-gapped: the built-in mirror'") for line in lines)
+    assert lines[-1].endswith("azure_prices, inferencex did not load (above)")
+    assert all(len(line) <= 300 for line in lines), max(map(len, lines))
+
+
+def test_the_explorer_shows_the_carried_rounds_and_says_why_the_rest_is_empty(air_gapped,
+                                                                               browser):  # noqa: F811
+    _, base = air_gapped
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(base + "/")
+    ready(page)
+    assert page.locator("#ratios-table tbody tr").count() > 1  # MLPerf rows, carried rounds
+    assert page.locator("#round option").count() >= 4
+    prices = page.locator("#prices-empty")
+    assert prices.is_visible()
+    assert "the azure_prices source has never loaded" in prices.inner_text()
+    frontier = page.locator("#frontier-empty")
+    assert frontier.is_visible()
+    assert "the inferencex source has never loaded" in frontier.inner_text()
+    banner = page.locator("#banner").inner_text()
+    assert "azure_prices has never loaded" in banner and "inferencex has never loaded" in banner
+    assert "stale" not in banner
+    claims = page.locator("#claims-table").inner_text()
+    assert "(round )" not in claims
