@@ -119,6 +119,26 @@ def evidence_warehouse(tmp_path_factory, session_server) -> Path:
     return tmp
 
 
+@pytest.fixture(scope="session")
+def all_sources_warehouse(tmp_path_factory, session_server) -> Path:
+    """Every carried source at once: both MLPerf rounds in their two formats, the rules, the
+    curated files, the recorded Azure prices and the recorded InferenceX payloads (both served
+    by the local server)."""
+    from tests.ingest.inferencex.cases import inferencex_section, serve  # imports this module
+
+    tmp = tmp_path_factory.mktemp("all_sources")
+    session_server.reset()
+    serve(session_server)
+    mount_azure(session_server, page_size=50)
+    path = full_sources(tmp / "sources.toml", session_server,
+                        mlperf=f'rounds = {{ "v5.1" = "{V51_JSON}", "v6.1" = "{SUMMARY_CSV}" }}')
+    path.write_text(path.read_text() + inferencex_section(session_server))
+    report = refresh(make_settings(tmp, path))
+    session_server.reset()
+    assert report.status == "published", report.as_dict()
+    return tmp
+
+
 @pytest.fixture
 def evidence_client(evidence_warehouse, tmp_path, client_for):
     """An API client over a private copy of the everything-at-once warehouse."""

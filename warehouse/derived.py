@@ -2,19 +2,30 @@
 
 Every view lists its inputs (ids of the rows it was computed from) and its evidence basis
 (``derived: measured``, ``derived: measured + assumption``…): the weakest label among the
-inputs is always visible. Views are recreated in every staged snapshot.
+inputs is always visible. Figures computed from MLPerf results carry MLCommons' notice
+(``notice``) and the result's MLPerf ID and details link. Views are recreated in every staged
+snapshot.
+
+Column comments say what *this* view's column holds: the view's own text, else the text of
+the same-named column of a relation it declares it passes columns through from
+(``inherits``), else a meaning common to several views (``column_meaning``). A column is never
+described by an unrelated table's column of the same name.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterable
 
 import duckdb
 
 from warehouse.vocabulary import (
     ASSUMED_RATES,
+    CLAIM_LABELS,
     INFERENCEX_ATTRIBUTION,
     LATENCY_SCENARIOS,
     LATENCY_UNITS,
     MILLIJOULES_UNIT,
+    MLPERF_DERIVED_NOTICE,
     PER_USER_SPEED_METRICS,
     QUERIES_PER_S,
     SAMPLES_PER_S,
@@ -24,6 +35,7 @@ from warehouse.vocabulary import (
     WATTS_UNIT,
     Evidence,
     basis,
+    label_comment,
     sql_list,
 )
 
@@ -43,16 +55,44 @@ LATENCY = sql_list(LATENCY_SCENARIOS)
 MEASURED = _lit(Evidence.measured)
 LIST_PRICE = _lit(Evidence.list_price)
 ASSUMPTION = _lit(Evidence.assumption)
+# MLCommons' results guidelines: every figure computed from MLPerf results says so, on every
+# row, so a CSV export or a SQL analyst's query carries it as the API does.
+NOTICE = _lit(MLPERF_DERIVED_NOTICE) + " AS notice"
 
 VIEWS: dict[str, tuple[str, str, dict[str, str]]] = {}
+# Per view, the relations (tables, or views registered before it) whose same-named columns it
+# passes through unchanged, first match first: their comments describe those columns.
+INHERITS: dict[str, tuple[str, ...]] = {}
+# Per derived view, the evidence labels its weakest_input can hold.
+WEAKEST: dict[str, frozenset[str]] = {}
 
 
-def view(name: str, comment: str, columns: dict[str, str] | None = None):
-    """Register a view's SQL with its comment and column comments."""
+def view(name: str, comment: str, columns: dict[str, str] | None = None, *,
+         inherits: Iterable[str] = (), weakest: Iterable[str] = ()):
+    """Register a view's SQL with its comment, its own column comments, the relations it
+    passes columns through from (``inherits``) and, for a derived view, the labels its
+    ``weakest_input`` can hold (its comment names exactly those)."""
+    cols = dict(columns or {})
+    labels = frozenset(weakest)
+    if labels:
+        WEAKEST[name] = labels
+        cols.setdefault("weakest_input", label_comment(
+            labels, "The weakest evidence label among the row's inputs"))
+
     def register(sql: str) -> str:
-        VIEWS[name] = (sql, comment, columns or {})
+        VIEWS[name] = (sql, comment, cols)
+        INHERITS[name] = tuple(inherits)
         return sql
     return register
+
+
+# What the MLPerf citation columns of derived rows hold.
+MLPERF_ID = ("MLPerf result ID of the input result as MLCommons publishes it "
+             "(mlperf_result.system_id, e.g. 5.1-0001); NULL where the round's file has none "
+             "(summary.csv)")
+DETAILS_URL = "Details link of the input result (mlperf_result.details_url); NULL when unknown"
+NOTICE_TEXT = ("MLCommons' results guidelines notice, on every row: the figure is derived from "
+               "MLPerf Inference results and not verified by MLCommons")
 
 
 view("scenario_ratio",
@@ -68,7 +108,14 @@ view("scenario_ratio",
       "flagged": "True when the pairing is not like-for-like units",
       "offline_result_id": "mlperf_result.id of the Offline row",
       "other_result_id": "mlperf_result.id of the Server/Interactive row",
-      "basis": "Evidence basis of the ratio"})(
+      "id": "Stable id of the pair: a hash of both results' ids",
+      "basis": "Evidence basis of the ratio; always derived: measured",
+      "offline_mlperf_id": "MLPerf result ID of the Offline row (mlperf_result.system_id); NULL "
+                           "where the round's file has none (summary.csv)",
+      "other_mlperf_id": "MLPerf result ID of the Server/Interactive row; NULL where none",
+      "offline_details_url": "Details link of the Offline row (mlperf_result.details_url)",
+      "other_details_url": "Details link of the Server/Interactive row"},
+     inherits=("mlperf_result",), weakest=(Evidence.measured,))(
 """
 WITH base AS (
     SELECT * FROM mlperf_result
@@ -88,7 +135,9 @@ SELECT substr(md5(o.id || ':' || x.id), 1, 16) AS id,
        o.accelerator_id, o.accelerator_model_name, o.accelerator_mix, o.total_accelerators,
        o.availability, o.inferred AS offline_inferred, x.inferred AS other_inferred,
        o.id AS offline_result_id, x.id AS other_result_id,
-       """ + _lit(basis(Evidence.measured)) + """ AS basis, """ + MEASURED + """ AS weakest_input
+       """ + _lit(basis(Evidence.measured)) + """ AS basis, """ + MEASURED + """ AS weakest_input,
+       o.system_id AS offline_mlperf_id, x.system_id AS other_mlperf_id,
+       o.details_url AS offline_details_url, x.details_url AS other_details_url, """ + NOTICE + """
 FROM base o
 JOIN base x
   ON x.round = o.round AND x.division = o.division AND x.organization = o.organization
@@ -126,7 +175,10 @@ view("result_per_accelerator",
       "per_accelerator_per_nameplate_kw": "per_accelerator / (nameplate_power_w / 1000): "
                                           "throughput per accelerator per kW of nameplate power",
       "bandwidth_spec_id": "hardware_spec.id of the memory bandwidth used",
-      "nameplate_spec_id": "hardware_spec.id of the nameplate power used"})(
+      "nameplate_spec_id": "hardware_spec.id of the nameplate power used",
+      "basis": "derived: measured, or derived: measured + vendor_spec where the datasheet "
+               "figures are catalogued"},
+     inherits=("mlperf_result",), weakest=(Evidence.measured, Evidence.vendor_spec))(
 """
 WITH fig AS (""" + SPEC_FIGURES + """)
 SELECT r.id, r.round, r.division, r.organization, r.platform, r.system_name, r.model_id,
@@ -141,7 +193,8 @@ SELECT r.id, r.round, r.division, r.organization, r.platform, r.system_name, r.m
        CASE WHEN f.hardware_id IS NULL THEN """ + _lit(basis(Evidence.measured)) + """
             ELSE """ + _lit(basis(Evidence.measured, Evidence.vendor_spec)) + """ END AS basis,
        CASE WHEN f.hardware_id IS NULL THEN """ + MEASURED + """
-            ELSE """ + _lit(Evidence.vendor_spec) + """ END AS weakest_input
+            ELSE """ + _lit(Evidence.vendor_spec) + """ END AS weakest_input,
+       r.system_id AS mlperf_id, r.details_url, """ + NOTICE + """
 FROM mlperf_result r
 LEFT JOIN fig f ON f.hardware_id = r.accelerator_id
 WHERE NOT r.is_power AND r.units IN """ + sql_list(THROUGHPUT_UNITS) + """
@@ -159,7 +212,9 @@ view("energy_efficiency",
       "per_joule": "result / watts (or 1000 / millijoules per query): work per joule",
       "per_joule_unit": "tokens/J, samples/J, queries/J or tasks/J",
       "joules_per_unit": "watts / result: joules per token, sample or query",
-      "power_result_id": "mlperf_result.id of the power row"})(
+      "power_result_id": "mlperf_result.id of the power row",
+      "basis": "Evidence basis; always derived: measured"},
+     inherits=("mlperf_result",), weakest=(Evidence.measured,))(
 """
 SELECT p.id AS id, p.round, p.division, p.organization, p.platform, p.system_name, p.model_id,
        p.model_family, p.scenario, p.result, p.units, p.total_accelerators, p.accelerator_id,
@@ -172,7 +227,8 @@ SELECT p.id AS id, p.round, p.division, p.organization, p.platform, p.system_nam
        CASE WHEN w.units = """ + WATTS + """ THEN w.result / p.result
             ELSE w.result / 1000.0 END AS joules_per_unit,
        p.id AS result_id, w.id AS power_result_id,
-       """ + _lit(basis(Evidence.measured)) + """ AS basis, """ + MEASURED + """ AS weakest_input
+       """ + _lit(basis(Evidence.measured)) + """ AS basis, """ + MEASURED + """ AS weakest_input,
+       p.system_id AS mlperf_id, p.details_url, """ + NOTICE + """
 FROM mlperf_result p
 JOIN mlperf_result w
   ON w.round = p.round AND w.division = p.division AND w.organization = p.organization
@@ -222,7 +278,8 @@ SELECT b.accelerator_id || ':' || b.model_family || ':' || b.scenario || ':' || 
        b.per_accelerator / lag(b.per_accelerator) OVER w - 1 AS change_vs_previous,
        b.per_accelerator_per_tbs, b.per_accelerator_per_nameplate_kw, b.spellings,
        r.accelerator_model_name,
-       b.result_id, b.basis, b.weakest_input
+       b.result_id, b.basis, b.weakest_input, r.system_id AS mlperf_id, r.details_url,
+       """ + NOTICE + """
 FROM best b JOIN mlperf_result r ON r.id = b.result_id
 WINDOW w AS (PARTITION BY b.accelerator_id, b.model_family, b.scenario, b.units
              ORDER BY """ + round_order("b.round") + """)
@@ -247,7 +304,14 @@ view("accelerator_trend",
                                           "datasheet nameplate power in kW (TDP/TBP, not "
                                           "MLPerf's measured power; NULL when none)",
       "spellings": "Distinct accelerator names (with their decorations) among the round's "
-                   "results of the accelerator"})(
+                   "results of the accelerator",
+      "id": "accelerator_id:model_family:scenario:units:round",
+      "result_id": "mlperf_result.id of the best result",
+      "mlperf_id": "MLPerf result ID of the best result (mlperf_result.system_id); NULL where "
+                   "the round's file has none (summary.csv)",
+      "details_url": "Details link of the best result (mlperf_result.details_url)"},
+     inherits=("mlperf_result", "result_per_accelerator"),
+     weakest=(Evidence.measured, Evidence.vendor_spec))(
     trend_sql("division = 'closed' AND availability = 'available'"))
 
 
@@ -256,7 +320,9 @@ view("round_rule",
      "round in sources.toml, else the latest rules document fetched.",
      {"rule_basis": "pinned (the round's pinned rules document) or latest (no pin: the latest "
                     "document fetched)",
-      "scenario": "Scenario the limits apply to: Server or Interactive."})(
+      "scenario": "Scenario the limits apply to: Server or Interactive.",
+      "round": "MLPerf round (every round mlperf_result holds)"},
+     inherits=("benchmark_rule",))(
 """
 WITH docs AS (
     SELECT id, sha256, fetched_at FROM source_snapshot WHERE kind = 'rules_document'
@@ -281,7 +347,9 @@ view("latency_bound",
      {"scenario": "Server or Interactive (the scenarios with latency limits)",
       "min_tokens_per_s_per_user": "1000 / tpot_ms",
       "max_concurrent_streams": "result x tpot_ms / 1000",
-      "reference_answer_seconds": "(ttft_ms + (reference_tokens - 1) x tpot_ms) / 1000"})(
+      "reference_answer_seconds": "(ttft_ms + (reference_tokens - 1) x tpot_ms) / 1000",
+      "basis": "Evidence basis; always derived: measured + benchmark_rule"},
+     inherits=("mlperf_result", "round_rule"), weakest=(Evidence.measured,))(
 """
 SELECT r.id, r.round, r.division, r.organization, r.platform, r.system_name, r.model_id,
        r.model_family, r.scenario, r.result, r.units, r.total_accelerators, r.accelerator_id,
@@ -291,7 +359,8 @@ SELECT r.id, r.round, r.division, r.organization, r.platform, r.system_name, r.m
        (b.ttft_ms + (round(b.reference_tokens) - 1) * b.tpot_ms) / 1000.0 AS reference_answer_seconds,
        r.id AS result_id, b.id AS rule_id,
        """ + _lit(basis(Evidence.measured, Evidence.benchmark_rule)) + """ AS basis,
-       """ + MEASURED + """ AS weakest_input
+       """ + MEASURED + """ AS weakest_input, r.system_id AS mlperf_id, r.details_url,
+       """ + NOTICE + """
 FROM mlperf_result r
 JOIN round_rule b ON b.round = r.round AND b.model_family = r.model_family
                 AND b.scenario = r.scenario
@@ -301,7 +370,10 @@ WHERE NOT r.is_power AND r.units = """ + TOKENS + """
 view("price_catalog",
      "Every Azure price version with the accelerator its VM size rents (NULL when unmapped) and "
      "the price per accelerator-hour.",
-     {"price_per_accelerator_hour": "hourly_price / accelerators per VM (NULL when unmapped)"})(
+     {"price_per_accelerator_hour": "hourly_price / accelerators per VM (NULL when unmapped)",
+      "accelerator_id": "Accelerator the VM size rents (accelerator_alias of kind azure_sku); "
+                        "NULL when unmapped"},
+     inherits=("azure_price",))(
 """
 SELECT p.*, a.accelerator_id, a.count AS accelerators,
        p.hourly_price / a.count AS price_per_accelerator_hour
@@ -312,7 +384,9 @@ LEFT JOIN accelerator_alias a ON a.kind = 'azure_sku' AND a.alias = p.arm_sku_na
 view("accelerator_hour_price",
      "Azure VM prices per accelerator-hour: hourly VM price / accelerators per VM, per SKU, "
      "region, offer and OS, each version with its validity window (mapped SKUs only).",
-     {"price_per_accelerator_hour": "hourly_price / accelerators per VM"})(
+     {"price_per_accelerator_hour": "hourly_price / accelerators per VM",
+      "basis": "Evidence basis; always derived: list_price"},
+     inherits=("price_catalog",), weakest=(Evidence.list_price,))(
 """
 SELECT id AS price_id, arm_sku_name, arm_region_name, price_type, offer, os,
        reservation_term, currency, hourly_price, accelerator_id, accelerators,
@@ -328,11 +402,13 @@ view("cost_input",
      "with its premium over the same system's Offline throughput (Offline / this result, from "
      "scenario_ratio; NULL for Offline rows and unpaired results).",
      {"premium_vs_offline": "Offline result / this result (= this cost / the Offline cost); "
-                            "NULL for Offline rows and results with no Offline pair"})(
+                            "NULL for Offline rows and results with no Offline pair"},
+     inherits=("mlperf_result",))(
 """
 SELECT r.id, r.round, r.division, r.organization, r.platform, r.system_name, r.model_id,
        r.model_family, r.scenario, r.result, r.units, r.total_accelerators, r.accelerator_id,
-       r.availability, 1.0 / pr.ratio AS premium_vs_offline
+       r.availability, 1.0 / pr.ratio AS premium_vs_offline, r.system_id AS mlperf_id,
+       r.details_url, """ + NOTICE + """
 FROM mlperf_result r
 LEFT JOIN scenario_ratio pr ON pr.other_result_id = r.id AND NOT pr.flagged
 WHERE NOT r.is_power AND r.units = """ + TOKENS + """ AND r.total_accelerators > 0
@@ -343,19 +419,24 @@ WHERE NOT r.is_power AND r.units = """ + TOKENS + """ AND r.total_accelerators >
 COST_PER_MILLION = "{rate} * r.total_accelerators / (r.result * 3600.0) * 1e6"
 COST_RESULT_COLUMNS = """r.id AS result_id, r.round, r.division, r.organization, r.platform,
        r.system_name, r.model_id, r.model_family, r.scenario, r.result, r.units,
-       r.total_accelerators, r.accelerator_id, r.availability, r.premium_vs_offline"""
+       r.total_accelerators, r.accelerator_id, r.availability, r.premium_vs_offline,
+       r.mlperf_id, r.details_url, r.notice"""
 
 
 view("cost_assumed_rate",
      "Cost per million tokens for every Tokens/s result at assumed $5, $10 and $15 per "
      "accelerator-hour: rate x accelerators / (tokens/s x 3600) x 1e6.",
      {"rate_per_accelerator_hour": "Assumed USD per accelerator-hour (evidence: assumption)",
-      "cost_per_million_tokens": "rate x total_accelerators / (result x 3600) x 1e6"})(
+      "cost_per_million_tokens": "rate x total_accelerators / (result x 3600) x 1e6",
+      "id": "result_id:rate",
+      "price_basis": "Always assumed here",
+      "basis": "Evidence basis; always derived: measured + assumption"},
+     inherits=("cost_input",), weakest=(Evidence.assumption,))(
 """
 SELECT r.id || ':' || CAST(rate AS VARCHAR) AS id, r.id AS result_id, r.round, r.division,
        r.organization, r.platform, r.system_name, r.model_id, r.model_family, r.scenario,
-       r.result, r.total_accelerators, r.accelerator_id, r.availability,
-       rate AS rate_per_accelerator_hour,
+       r.result, r.total_accelerators, r.accelerator_id, r.availability, r.mlperf_id,
+       r.details_url, r.notice, rate AS rate_per_accelerator_hour,
        """ + COST_PER_MILLION.format(rate="rate") + """ AS cost_per_million_tokens,
        'assumed' AS price_basis, """ + _lit(basis(Evidence.measured, Evidence.assumption)) + """ AS basis,
        """ + ASSUMPTION + """ AS weakest_input
@@ -415,11 +496,19 @@ view("list_price_cost",
       "region": "Azure region of the price (arm_region_name)",
       "sku": "The VM size (arm_sku_name) whose price is the cheapest",
       "price_valid_from": "Since when that price version holds",
-      "price_status": "Always priced here (no-price results are only in /v1/costs)"})(
+      "price_status": "Always priced here (no-price results are only in /v1/costs)",
+      "id": "result_id:list_price:region:offer:os[:reservation_term]",
+      "offer": "Offer of the price: on_demand, spot, low_priority, reservation or dev_test",
+      "os": "Operating system of the price: linux or windows",
+      "reservation_term": "Term of a reservation price (1 Year, 3 Years); NULL for others",
+      "price_id": "azure_price.id of the cheapest price version used",
+      "basis": "Evidence basis; always derived: measured + list_price"},
+     inherits=("cost_input", "accelerator_hour_price"), weakest=(Evidence.list_price,))(
     list_price_cost_sql("valid_to IS NULL"))
 
 view("hardware_catalog",
-     "Hardware specs with the name, vendor and kind of the hardware they describe.")(
+     "Hardware specs with the name, vendor and kind of the hardware they describe.",
+     inherits=("hardware_spec", "hardware"))(
 """
 SELECT s.*, h.name AS hardware_name, h.vendor, h.kind, h.accelerator_id, h.accelerator_count
 FROM hardware_spec s JOIN hardware h ON h.id = s.hardware_id
@@ -432,7 +521,14 @@ view("claim_check",
      "specs where the claim is a ratio of specs.",
      {"verdict": "What the measured data says, in words",
       "recomputed_value": "numerator spec / denominator spec (claims with a recompute rule)",
-      "claim_over_recomputed": "claim value / recomputed value"})(
+      "claim_over_recomputed": "claim value / recomputed value",
+      "id": "claim_id:round",
+      "round": "MLPerf round the claim is checked against (every round mlperf_result holds)",
+      "unit": "Unit of the claim's value",
+      "closest_scenario": "That result's scenario: Server or Interactive",
+      "basis": "derived: <the claim's evidence label>, or derived: vendor_spec + <that label> "
+               "where the claim is recomputed from specs"},
+     inherits=("claim",), weakest=CLAIM_LABELS)(
 """
 WITH rounds AS (SELECT DISTINCT round FROM mlperf_result),
 measured AS (
@@ -468,7 +564,7 @@ SELECT c.id || ':' || pr.round AS id, c.id AS claim_id, pr.round, c.vendor, c.pr
        CASE WHEN num.value IS NOT NULL
             THEN """ + _lit(basis(Evidence.vendor_spec) + " + ") + """ || c.evidence
             ELSE """ + _lit(basis(Evidence.vendor_spec).split(":")[0] + ": ") + """ || c.evidence END AS basis,
-       c.evidence AS weakest_input
+       c.evidence AS weakest_input, """ + NOTICE + """
 FROM claim c
 JOIN presence pr ON pr.claim_id = c.id
 LEFT JOIN measured m ON m.round = pr.round AND m.accelerator_id = c.accelerator_id
@@ -487,7 +583,8 @@ view("observation",
       "model_id": "Warehouse model id (the MLPerf model family) the raw model key maps to; NULL "
                   "when the warehouse has no counterpart",
       "hardware_mapping": "mapped, no_counterpart (listed with id null) or unmapped (not listed)",
-      "model_mapping": "mapped, no_counterpart or unmapped"})(
+      "model_mapping": "mapped, no_counterpart or unmapped"},
+     inherits=("inferencex_observation",))(
 """
 SELECT o.*, h.target_id AS accelerator_id, m.target_id AS model_id,
        CASE WHEN h.id IS NULL THEN 'unmapped' WHEN h.target_id IS NULL THEN 'no_counterpart'
@@ -515,7 +612,11 @@ view("claim_observation_check",
       "fastest_interactivity": "Its interactivity",
       "reached": "True when some comparable observation is at or above the claimed speed",
       "verdict": "What InferenceX's measurements say about the claim, in words",
-      "notice": "Attribution of the InferenceX data"})(
+      "notice": "Attribution of the InferenceX data",
+      "id": "claim.id of the claim checked",
+      "unit": "Unit of the claim's value",
+      "basis": "derived: third_party_measured + <the claim's evidence label>"},
+     inherits=("claim", "observation"))(
 """
 WITH c AS (
     SELECT c.*, coalesce(c.model_family, c.model) AS fam FROM claim c
@@ -564,7 +665,9 @@ LEFT JOIN observation o ON o.id = n.obs_id
 
 view("derived_lineage",
      "Every derived row with the basis it reports and the weakest evidence among its inputs; "
-     "validation checks that the two agree.")(
+     "validation checks that the two agree.",
+     {"id": "id of the row in its view (accelerator_hour_price: price_id)"},
+     weakest=frozenset().union(*WEAKEST.values()))(
 """
 SELECT 'scenario_ratio' AS relation, id, basis AS reported_basis, weakest_input FROM scenario_ratio
 UNION ALL
@@ -615,30 +718,49 @@ COMMON_COLUMNS = {
     "price_basis": "list_price (Azure) or assumed (a chosen rate).",
     "rule_basis": "pinned (the round's pinned rules document) or latest (no pin: the latest "
                   "document fetched).",
+    "mlperf_id": MLPERF_ID + ".",
+    "details_url": DETAILS_URL + ".",
+    "notice": NOTICE_TEXT + ".",
 }
 
 
+def column_meaning(relation: str, column: str,
+                   table_meaning: Callable[[str, str], str | None]) -> str | None:
+    """What ``column`` of ``relation`` holds: for a view, its own comment, else the meaning of
+    the same-named column of the first relation it inherits that has one, else a meaning
+    common to several views; for a table, ``table_meaning(table, column)`` (the schema's
+    description). None when nothing describes it."""
+    if relation not in VIEWS:
+        return table_meaning(relation, column)
+    own = VIEWS[relation][2]
+    if column in own:
+        return own[column]
+    for source in INHERITS.get(relation, ()):
+        found = column_meaning(source, column, table_meaning)
+        if found:
+            return found
+    return COMMON_COLUMNS.get(column)
+
+
 def install(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create every derived view with its comments; a view column without its own
-    comment takes the meaning of the same-named table column, or a common one."""
-    for name, (sql, comment, cols) in VIEWS.items():
+    """(Re)create every derived view with its comments (``column_meaning``, with the tables'
+    comments as this snapshot has them)."""
+    tables: dict[tuple[str, str], str] = {
+        (t, c): m for t, c, m in con.execute(
+            "SELECT table_name, column_name, comment FROM duckdb_columns() "
+            "WHERE comment IS NOT NULL AND table_name IN (SELECT table_name FROM duckdb_tables())"
+        ).fetchall()}
+
+    def table_meaning(table: str, column: str) -> str | None:
+        return tables.get((table, column))
+
+    for name, (sql, comment, _) in VIEWS.items():
         con.execute(f"CREATE OR REPLACE VIEW {name} AS {sql}")
         con.execute(f"COMMENT ON VIEW {name} IS $${comment}$$")
-        for col, text in cols.items():
-            con.execute(f"COMMENT ON COLUMN {name}.{col} IS $${text}$$")
-    # A column named like a table's takes that table's meaning; results' first, as most views
-    # are built on them (benchmark_rule's "scenario" means only Server or Interactive).
-    known = dict(con.execute("""
-        SELECT column_name, arg_min(comment, CASE table_name WHEN 'mlperf_result' THEN 0
-                                                           ELSE 1 END)
-        FROM duckdb_columns()
-        WHERE comment IS NOT NULL AND table_name IN (SELECT table_name FROM duckdb_tables())
-        GROUP BY column_name""").fetchall())
-    known.update(COMMON_COLUMNS)
-    missing = con.execute("""
-        SELECT table_name, column_name FROM duckdb_columns()
-        WHERE comment IS NULL AND table_name IN (SELECT view_name FROM duckdb_views()
-                                                 WHERE NOT internal)""").fetchall()
-    for view_name, column in missing:
-        if column in known:
-            con.execute(f'COMMENT ON COLUMN {view_name}."{column}" IS $${known[column]}$$')
+        columns = [r[0] for r in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = ? "
+            "ORDER BY column_index", [name]).fetchall()]
+        for column in columns:
+            text = column_meaning(name, column, table_meaning)
+            if text:
+                con.execute(f'COMMENT ON COLUMN {name}."{column}" IS $${text}$$')

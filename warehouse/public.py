@@ -93,18 +93,19 @@ class PriceCatalogPublic(AzurePriceBase, SourceLink):
 
 # ----------------------------------------------------------------- rows of views and queries
 
-_TABLE_MEANINGS: dict[str, str] = {}
-for _model in TABLES:
-    for _name, _field in _model.model_fields.items():
-        if _field.description:
-            _TABLE_MEANINGS.setdefault(_name, _field.description)
+_TABLE_MEANINGS: dict[tuple[str, str], str] = {
+    (str(model.__table__.name), name): field.description  # type: ignore[attr-defined]
+    for model in TABLES for name, field in model.model_fields.items() if field.description}
 
 
 def meaning(view: str | None, column: str) -> str:
-    """What a column of a derived relation means: the view's own comment, a meaning common to
-    several views, or the same-named table column's (the order ``derived.install`` uses)."""
-    own = derived.VIEWS[view][2] if view in derived.VIEWS else {}
-    return own.get(column) or derived.COMMON_COLUMNS.get(column) or _TABLE_MEANINGS.get(column, "")
+    """What a column of a derived relation means, as its COMMENT says (``derived.
+    column_meaning`` over the schema's descriptions); without a view, a meaning common to
+    several views."""
+    if view is None:
+        return derived.COMMON_COLUMNS.get(column, "")
+    return derived.column_meaning(view, column,
+                                  lambda t, c: _TABLE_MEANINGS.get((t, c))) or ""
 
 
 def col(view: str | None, column: str, described: str | None = None) -> Any:
@@ -144,6 +145,11 @@ class ScenarioRatioPublic(BaseModel):
     other_result_id: str | None = col("scenario_ratio", "other_result_id")
     basis: str | None = col("scenario_ratio", "basis")
     weakest_input: str | None = col("scenario_ratio", "weakest_input")
+    offline_mlperf_id: str | None = col("scenario_ratio", "offline_mlperf_id")
+    other_mlperf_id: str | None = col("scenario_ratio", "other_mlperf_id")
+    offline_details_url: str | None = col("scenario_ratio", "offline_details_url")
+    other_details_url: str | None = col("scenario_ratio", "other_details_url")
+    notice: str | None = col("scenario_ratio", "notice")
 
 
 class LatencyBoundPublic(BaseModel):
@@ -178,6 +184,9 @@ class LatencyBoundPublic(BaseModel):
                                     'The answer length asked for (answer_tokens=); NULL when not asked.')
     answer_seconds: float | None = col("latency_bound", "answer_seconds",
                                        '(ttft_ms + (answer_tokens - 1) x tpot_ms) / 1000; NULL when not asked.')
+    mlperf_id: str | None = col("latency_bound", "mlperf_id")
+    details_url: str | None = col("latency_bound", "details_url")
+    notice: str | None = col("latency_bound", "notice")
 
 
 class PerAcceleratorPublic(BaseModel):
@@ -210,6 +219,9 @@ class PerAcceleratorPublic(BaseModel):
     nameplate_spec_id: str | None = col("result_per_accelerator", "nameplate_spec_id")
     basis: str | None = col("result_per_accelerator", "basis")
     weakest_input: str | None = col("result_per_accelerator", "weakest_input")
+    mlperf_id: str | None = col("result_per_accelerator", "mlperf_id")
+    details_url: str | None = col("result_per_accelerator", "details_url")
+    notice: str | None = col("result_per_accelerator", "notice")
 
 
 class EnergyPublic(BaseModel):
@@ -237,6 +249,9 @@ class EnergyPublic(BaseModel):
     power_result_id: str | None = col("energy_efficiency", "power_result_id")
     basis: str | None = col("energy_efficiency", "basis")
     weakest_input: str | None = col("energy_efficiency", "weakest_input")
+    mlperf_id: str | None = col("energy_efficiency", "mlperf_id")
+    details_url: str | None = col("energy_efficiency", "details_url")
+    notice: str | None = col("energy_efficiency", "notice")
 
 
 class TrendPublic(BaseModel):
@@ -270,6 +285,9 @@ class TrendPublic(BaseModel):
     result_id: str | None = col("accelerator_trend", "result_id")
     basis: str | None = col("accelerator_trend", "basis")
     weakest_input: str | None = col("accelerator_trend", "weakest_input")
+    mlperf_id: str | None = col("accelerator_trend", "mlperf_id")
+    details_url: str | None = col("accelerator_trend", "details_url")
+    notice: str | None = col("accelerator_trend", "notice")
 
 
 class CostPublic(BaseModel):
@@ -277,19 +295,19 @@ class CostPublic(BaseModel):
 
     id: str | None = col(None, "id")
     result_id: str | None = col(None, "result_id")
-    round: str | None = col(None, "round")
-    division: str | None = col(None, "division")
-    organization: str | None = col(None, "organization")
-    platform: str | None = col(None, "platform")
-    system_name: str | None = col(None, "system_name")
-    model_id: str | None = col(None, "model_id")
-    model_family: str | None = col(None, "model_family")
-    scenario: str | None = col(None, "scenario")
-    result: float | None = col(None, "result")
-    units: str | None = col(None, "units")
-    total_accelerators: int | None = col(None, "total_accelerators")
-    accelerator_id: str | None = col(None, "accelerator_id")
-    availability: str | None = col(None, "availability")
+    round: str | None = col("cost_input", "round")
+    division: str | None = col("cost_input", "division")
+    organization: str | None = col("cost_input", "organization")
+    platform: str | None = col("cost_input", "platform")
+    system_name: str | None = col("cost_input", "system_name")
+    model_id: str | None = col("cost_input", "model_id")
+    model_family: str | None = col("cost_input", "model_family")
+    scenario: str | None = col("cost_input", "scenario")
+    result: float | None = col("cost_input", "result")
+    units: str | None = col("cost_input", "units")
+    total_accelerators: int | None = col("cost_input", "total_accelerators")
+    accelerator_id: str | None = col("cost_input", "accelerator_id")
+    availability: str | None = col("cost_input", "availability")
     premium_vs_offline: float | None = col(None, "premium_vs_offline", "This cost / the same "
                                            "system's Offline cost (= Offline / this throughput).")
     price_basis: str | None = col(None, "price_basis")
@@ -311,6 +329,9 @@ class CostPublic(BaseModel):
                                    'priced, no price (no list price for the accelerator: cost NULL) or assumed.')
     cost_per_million_tokens: float | None = col(None, "cost_per_million_tokens")
     basis: str | None = col(None, "basis")
+    mlperf_id: str | None = col("cost_input", "mlperf_id")
+    details_url: str | None = col("cost_input", "details_url")
+    notice: str | None = col("cost_input", "notice")
 
 
 class ClaimCheckPublic(BaseModel):
@@ -339,6 +360,7 @@ class ClaimCheckPublic(BaseModel):
     verdict: str | None = col("claim_check", "verdict")
     basis: str | None = col("claim_check", "basis")
     weakest_input: str | None = col("claim_check", "weakest_input")
+    notice: str | None = col("claim_check", "notice")
 
 
 class GridRowPublic(BaseModel):

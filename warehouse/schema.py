@@ -16,6 +16,8 @@ from sqlalchemy import Double
 from sqlalchemy.schema import CreateTable
 from sqlmodel import Field, SQLModel
 
+from warehouse.vocabulary import CLAIM_LABELS, TABLE_LABELS, label_comment
+
 
 def F(description: str, **kw):  # noqa: N802 - a short field constructor reads like a column list
     """A column with its documentation (becomes COMMENT ON COLUMN)."""
@@ -144,7 +146,7 @@ class MlperfResultBase(SQLModel):
     accelerators_per_node: int | None = F("Accelerators per node.")
     total_accelerators: int | None = F("Accelerators in the whole system: as published, or number_of_nodes x accelerators_per_node where the file has no such column; NULL for systems with no accelerator.")
     total_accelerators_basis: str | None = F("published, computed (nodes x accelerators per node), none (no accelerator) or unknown.")
-    location: str | None = F("Path of the result in the round's results repository.")
+    location: str | None = F("Path of the result in the round's results repository, as published (CSV Location, JSON Location).")
     framework: str | None = F("Software stack, as published.")
     operating_system: str | None = F("Operating system, as published.")
     notes: str | None = F("Submitter notes.")
@@ -156,13 +158,13 @@ class MlperfResultBase(SQLModel):
     weight_data_types: str | None = F("Weight precisions, as published (free text).")
     design_power_watts: float | None = Num("Design power, where published.")
     private_id: str | None = F("CSV PrivateID.")
-    system_id: str | None = F("MLCommons' stable system id (JSON ID, e.g. 5.1-0061).")
-    details_url: str | None = F("Link to the submission's results (JSON Details).")
+    system_id: str | None = F("MLPerf result ID as MLCommons publishes it, to cite with the figure (JSON ID, e.g. 5.1-0001; one ID per submitted system, shared by its benchmarks); NULL for summary.csv rows, which publish none.")
+    details_url: str | None = F("Link to the result's details: JSON Details as published (the system's results directory); for a row whose file publishes none (summary.csv), the row's Location directory in the round's results repository at the commit the file is known to be from (the built-in mirror's copy with the same sha256, or a raw.githubusercontent.com URL pinned to a commit); NULL when that commit is not known.")
     code_url: str | None = F("Link to the submission's code (JSON Code).")
     extras: str | None = F("JSON object of columns or keys this parser does not know (kept, not dropped).")
     row_number: int = F("Line of the row in the CSV (header = 1), or index of the record in the JSON list (0-based).")
     source_format: str | None = F("csv (summary.csv) or json (summary_results.json).")
-    evidence: str = F("Evidence label; always measured.")
+    evidence: str = F(label_comment(TABLE_LABELS["mlperf_result"]))
     source_snapshot_id: str = F("source_snapshot.id of the CSV the row was parsed from.")
 
 
@@ -183,7 +185,7 @@ class ClaimBase(SQLModel):
     metric: str = F("What is measured or claimed, e.g. output_tokens_per_s_per_user.")
     value: float = Num("The figure.")
     unit: str = F("Unit of value.")
-    evidence: str = F("Evidence label (never measured).")
+    evidence: str = F(label_comment(TABLE_LABELS["claim"]))
     claimed_on: date | None = F("Date the vendor or author said it.")
     checked_on: date = F("Date the figure was last verified at its source.")
     source_title: str = F("Title of the source.")
@@ -211,7 +213,7 @@ class ClaimHistoryBase(SQLModel):
     valid_from: datetime | None = F("When the replaced version's file was fetched (UTC).")
     valid_to: datetime = F("When the refresh that replaced or withdrew it ran (UTC).")
     value: float = Num("The claim's figure in that version.")
-    evidence: str = F("The version's evidence label.")
+    evidence: str = F(label_comment(CLAIM_LABELS, "The version's evidence label"))
     claimed_on: date | None = F("The version's claim date.")
     checked_on: date = F("The version's check date.")
     version: str = F("JSON of the whole claim row as it was.")
@@ -231,7 +233,7 @@ class HardwareSpecBase(SQLModel):
     value: float | None = Num("The figure, in SI base units (bytes, bytes/s, FLOP/s, W); NULL for a figure given in words (value_text).")
     value_text: str | None = F("The figure in words, for memory_type, form_factor and launch_date.")
     unit: str | None = F("Unit of value (NULL for a figure in words).")
-    evidence: str = F("Evidence label (vendor_spec, or derived/assumption where stated).")
+    evidence: str = F(label_comment(TABLE_LABELS["hardware_spec"]))
     checked_on: date = F("Date the figure was checked at its source.")
     source_title: str = F("Title of the source.")
     source_url: str = F("URL of the source.")
@@ -275,7 +277,8 @@ class ModelShapeBase(SQLModel):
     layers: int | None = F("Transformer layers.")
     kv_heads: int | None = F("KV heads (grouped-query attention).")
     head_dim: int | None = F("Head dimension.")
-    evidence: str = F("vendor_spec for real models, assumption for illustrative shapes.")
+    evidence: str = F(label_comment(TABLE_LABELS["model_shape"]) + " Real models' shapes are "
+                      "published figures, illustrative shapes the docs' choice.")
     checked_on: date = F("Date checked at the source.")
     source_title: str = F("Source title.")
     source_url: str = F("Source URL.")
@@ -320,7 +323,7 @@ class BenchmarkRuleBase(SQLModel):
     speculative_decoding: str | None = F("Speculative decoding allowance, where the rules state one.")
     line_number: int = F("Line of the rules document the limits were read from.")
     quote: str = F("The rules text the limits were read from.")
-    evidence: str = F("Evidence label; always benchmark_rule.")
+    evidence: str = F(label_comment(TABLE_LABELS["benchmark_rule"]))
     source_snapshot_id: str = F("source_snapshot.id of the rules document.")
 
 
@@ -373,7 +376,7 @@ class AzurePriceBase(SQLModel):
     first_seen_at: datetime = F("First fetch that saw this version.")
     last_seen_at: datetime = F("Latest fetch that saw this version.")
     listed: bool = F("False once the item disappeared from the price list (kept, never deleted).")
-    evidence: str = F("Evidence label; always list_price.")
+    evidence: str = F(label_comment(TABLE_LABELS["azure_price"]))
     source_snapshot_id: str = F("source_snapshot.id of the page this version was first read from.")
 
 
@@ -449,7 +452,7 @@ class InferencexObservationBase(SQLModel):
     attribution: str = F("Attribution the publisher asks for on derivative work.")
     extras: str | None = F("JSON object of every field and metric without its own column (new ones included, legacy power figures, workers, power audit): kept, not dropped.")
     first_seen_at: datetime = F("When a refresh first fetched the row (UTC).")
-    evidence: str = F("Evidence label; always third_party_measured.")
+    evidence: str = F(label_comment(TABLE_LABELS["inferencex_observation"]))
     source_snapshot_id: str = F("source_snapshot.id of the response the row was first read from.")
 
 
@@ -517,15 +520,28 @@ def _add_missing_columns(con: duckdb.DuckDBPyConnection, model: type[SQLModel]) 
             con.execute(f"COMMENT ON COLUMN {table.name}.{column.name} IS $${description}$$")
 
 
+def _sync_comments(con: duckdb.DuckDBPyConnection, model: type[SQLModel]) -> None:
+    """Column comments of a table made by an earlier version, rewritten where this version's
+    description says something else: a staged copy of an old snapshot documents its columns as
+    the code does (the views' comments are built from them)."""
+    table = model.__table__  # type: ignore[attr-defined]
+    have = dict(con.execute("SELECT column_name, comment FROM duckdb_columns() "
+                            "WHERE table_name = ?", [table.name]).fetchall())
+    for name, field in model.model_fields.items():
+        if field.description and name in have and have[name] != field.description:
+            con.execute(f"COMMENT ON COLUMN {table.name}.{name} IS $${field.description}$$")
+
+
 def create_all(con: duckdb.DuckDBPyConnection) -> None:
     """Create every missing table, with table and column comments; add the columns a table
-    made by an earlier version lacks."""
+    made by an earlier version lacks, and bring its column comments up to date."""
     existing = {r[0] for r in con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()}
     for model in TABLES:
         table = model.__table__  # type: ignore[attr-defined]
         if table.name in existing:
             _add_missing_columns(con, model)
+            _sync_comments(con, model)
             continue
         con.execute(_ddl(model))
         doc = " ".join((model.__doc__ or "").strip().split("\n\n")[0].split())  # 1st paragraph

@@ -87,6 +87,17 @@ TABLE_LABELS: dict[str, frozenset[Evidence]] = {
 }
 
 
+def label_comment(labels: Iterable[str], lead: str = "Evidence label") -> str:
+    """A column comment naming exactly the evidence labels the column can hold, in the
+    vocabulary's order: ``Evidence label; always measured.`` for one, else ``Evidence label:
+    one of a, b or c.`` (a test checks every such comment against the values present)."""
+    order = list(Evidence)
+    named = [e.value for e in sorted({Evidence(x) for x in labels}, key=order.index)]
+    if len(named) == 1:
+        return f"{lead}; always {named[0]}."
+    return f"{lead}: one of {', '.join(named[:-1])} or {named[-1]}."
+
+
 def basis(*labels: str) -> str:
     """The basis a derived row reports: ``derived: a + b`` over its distinct input labels,
     strongest first (ties in the vocabulary's order), so the weakest is always visible (e.g.

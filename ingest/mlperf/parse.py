@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from ingest.http import Raw
 from ingest.mlperf import csv_format, json_format
+from ingest.mlperf.links import location_url, results_tree
 from ingest.mlperf.rows import PARSER_VERSION, SOURCE, ParseReport
 from warehouse.exceptions import ParseError
 from warehouse.redact import redact_excerpt
@@ -32,7 +33,18 @@ def detect(text: str) -> str:
 
 def parse(raw: Raw, *, round_name: str, snapshot_id: str,
           report: ParseReport | None = None) -> Iterator[dict]:
-    """Typed rows of one round's file (see the module docstring)."""
+    """Typed rows of one round's file (see the module docstring). A row whose file publishes
+    no details link (every summary.csv row) gets its ``Location`` directory in the upstream
+    repository at the file's commit, where that commit is known (``links``)."""
+    tree = results_tree(raw)
+    for row in _parse(raw, round_name=round_name, snapshot_id=snapshot_id, report=report):
+        if row.get("details_url") is None:
+            row["details_url"] = location_url(tree, row.get("location"))
+        yield row
+
+
+def _parse(raw: Raw, *, round_name: str, snapshot_id: str,
+           report: ParseReport | None) -> Iterator[dict]:
     report = report if report is not None else ParseReport()
     where = f"{SOURCE} {round_name}"
     try:

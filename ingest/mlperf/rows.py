@@ -27,7 +27,7 @@ from warehouse.vocabulary import (
 )
 
 SOURCE = "mlperf"
-PARSER_VERSION = "mlperf-summary/2"
+PARSER_VERSION = "mlperf-summary/3"  # 3: details_url from Location where none is published
 
 # Published columns of mlperf_result and their types (str, int, float, bool).
 TYPES: dict[str, str] = {

@@ -9,7 +9,7 @@ import duckdb
 from warehouse.db import insert_rows
 from warehouse.public import MlperfResultPublic
 from warehouse.queries import ListQuery, relation_columns, run_list
-from warehouse.schema import TABLES, create_all
+from warehouse.schema import TABLES, Claim, create_all
 
 
 def test_every_table_and_column_is_created_with_its_comment():
@@ -32,6 +32,19 @@ def test_a_table_from_an_earlier_version_gains_new_columns():
     comments = dict(con.execute("SELECT column_name, comment FROM duckdb_columns() "
                                 "WHERE table_name = 'mlperf_result'").fetchall())
     assert comments["source_format"] and comments["system_id"]
+
+
+def test_a_table_from_an_earlier_version_gets_this_versions_column_comments():
+    """A staged copy of an old snapshot documents its columns as the code does (the claim's
+    evidence comment once promised "never measured", naming a label it cannot hold)."""
+    con = duckdb.connect()
+    create_all(con)
+    con.execute("COMMENT ON COLUMN claim.evidence IS 'Evidence label (never measured).'")
+    create_all(con)
+    [(comment,)] = con.execute("SELECT comment FROM duckdb_columns() WHERE table_name = 'claim' "
+                               "AND column_name = 'evidence'").fetchall()
+    assert comment == Claim.model_fields["evidence"].description
+    assert "measured" not in comment.replace("_measured", "")
 
 
 def test_a_column_that_became_optional_loses_not_null_on_an_earlier_table():
