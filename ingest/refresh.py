@@ -65,6 +65,7 @@ class RunReport:
     pid: int = field(default_factory=os.getpid)
     last_stage: str = "start"
     notes: list[str] = field(default_factory=list)
+    disabled: list[str] = field(default_factory=list)  # switched off: said, never refreshed
 
     @property
     def exit_code(self) -> int:
@@ -78,7 +79,8 @@ class RunReport:
             "finished_at": self.finished_at.isoformat() if self.finished_at else None,
             "status": self.status, "snapshot_id": self.snapshot_id, "message": self.message,
             "pid": self.pid, "last_stage": self.last_stage, "notes": self.notes,
-            "sources": [s.as_dict() for s in self.sources], "stages": self.stages,
+            "sources": [s.as_dict() for s in self.sources], "disabled": self.disabled,
+            "stages": self.stages,
             "validation": self.validation, "coverage": self.coverage,
         })
 
@@ -87,8 +89,9 @@ class RunReport:
         log should show (URLs cut to their host; the run record keeps every word)."""
         lines = [f"{s.source}: {_state(s)}"
                  + (f", {s.rows} rows" if s.rows else "")
-                 + (f" — {_short(_own(s))}" if s.message and s.status != "disabled" else "")
+                 + (f" — {_short(_own(s))}" if s.message else "")
                  for s in self.sources]
+        lines += [f"{name}: disabled" for name in self.disabled]
         lines += [f"{s.source if part == s.source else f'{s.source} {part}'}: the body "
                   f"starts {text!r}"
                   for s in self.sources for part, text in s.excerpts.items()]
@@ -97,14 +100,15 @@ class RunReport:
                for s in self.sources):
             lines.append(f"note: MLPerf could not be reached; {MIRROR_POINTER}")
         failed = [s.source for s in self.sources if s.status in ("failed", "partial")]
-        said = (f"{', '.join(failed)} did not load (above)" if failed and self.status in (
-            "failed", "partial") else one_line(self.message))
+        said = (f"{', '.join(failed)} did not load (above)"  # the lines above say why
+                if failed and self.message.startswith(tuple(failed)) else one_line(self.message))
         lines.append(f"refresh {self.id}: {self.status}"
                      + (f", snapshot {self.snapshot_id}" if self.snapshot_id else "")
                      + (f" — {_short(said)}" if said else ""))
         return [redact_text(line) for line in lines]
 
 
+DISABLED = "enabled = false in the sources file"
 MIRROR_POINTER = ("the README's section 'Air-gapped: the built-in mirror' says which rounds "
                   "perfledger carries and how to point sources at a mirror or local files")
 
@@ -259,11 +263,9 @@ def refresh(
                     validation.prewarm()  # GX's import overlaps the sources still loading
                 emit("source", f"{name}: {outcome.status}"
                      + (f" — {outcome.message}" if outcome.message else ""))
-            for spec in SOURCES:  # switched off: said, never counted as failed or stale
-                if not sources[spec.name].enabled and (not only or spec.name in only):
-                    report.sources.append(SourceOutcome(
-                        spec.name, status="disabled",
-                        message=f"enabled = false in {settings.sources.name}"))
+            report.disabled = [spec.name for spec in SOURCES  # said, never failed or stale
+                               if not sources[spec.name].enabled
+                               and (not only or spec.name in only)]
             if stage.opened:
                 report.stages["stage"] = stage.seconds
             failed = [o for o in report.sources if o.status in ("failed", "partial")]
@@ -412,7 +414,9 @@ def _record_run(con: duckdb.DuckDBPyConnection, layout: Layout, report: RunRepor
 def _run_row(run: dict) -> dict:
     return {"id": run["id"], "started_at": run["started_at"], "finished_at": run["finished_at"],
             "status": run["status"], "snapshot_id": run["snapshot_id"],
-            "outcome": json.dumps(run["sources"]), "message": run["message"]}
+            "outcome": json.dumps(run["sources"] + [  # the switched-off ones said as such
+                {"source": name, "status": "disabled", "message": DISABLED}
+                for name in run.get("disabled", [])]), "message": run["message"]}
 
 
 def _finish(layout: Layout, report: RunReport) -> RunReport:

@@ -68,7 +68,10 @@ def test_refresh_command_fails_with_one_line_per_source(tmp_path):
     done = subprocess.run([BIN / "perfledger", "refresh"], env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 1
-    assert done.stdout.splitlines()[0].startswith("mlperf: failed — v6.1: http://127.0.0.1:9")
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("mlperf: failed, never loaded — v6.1: http://127.0.0.1:9/… ")
+    assert sorted(lines[1:5]) == [f"{name}: disabled" for name in (
+        "azure_prices", "curated", "inferencex", "mlperf_rules")]
     assert "Traceback" not in done.stderr
 
 

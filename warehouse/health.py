@@ -15,7 +15,10 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
     """
     out: dict[str, dict] = {}
     for run in runs:
-        for s in run.get("sources", []):
+        switched_off = [{"source": name, "status": "disabled",
+                         "message": "enabled = false in the sources file"}
+                        for name in run.get("disabled", [])]
+        for s in run.get("sources", []) + switched_off:
             name = s["source"]
             entry = out.setdefault(name, {"source": name, "last_status": s["status"],
                                           "last_attempt": run["started_at"],
