@@ -51,10 +51,15 @@ def test_the_catalogue_lists_every_id_with_spellings_per_round_and_coverage(roun
     assert virtual["decorations"] == "virtualized"
     assert virtual["identity"] == "NVIDIA h200 | SXM | 141GB"
     # gaps: what the catalogue has no sourced figure for, listed, never filled
-    assert rows["amd-mi355x"]["figures"] == 0
-    assert body["gaps"]["amd-mi355x"] == rows["amd-mi355x"]["gaps"] == [
+    empty = "nvidia-rtx-pro-4500-blackwell"
+    assert rows[empty]["figures"] == 0
+    assert body["gaps"][empty] == rows[empty]["gaps"] == [
         "memory_capacity", "memory_type", "memory_bandwidth", "flops_fp8_dense",
         "flops_bf16_dense", "tdp", "form_factor", "launch_date"]
+    # AMD's ROCm blog gives the MI355X's memory and bandwidth only: the rest stays listed
+    assert rows["amd-mi355x"]["figures"] == 3
+    assert body["gaps"]["amd-mi355x"] == [
+        "flops_fp8_dense", "flops_bf16_dense", "tdp", "form_factor", "launch_date"]
     # NVIDIA's docs give the GB300's memory and nothing else: the rest stays listed
     assert rows["nvidia-gb300"]["figures"] == 2
     assert body["gaps"]["nvidia-gb300"] == [
@@ -110,9 +115,10 @@ def test_per_accelerator_figures_per_tbs_and_per_nameplate_kw(rounds_client):
         assert r["per_accelerator_per_nameplate_kw"] == pytest.approx(r["per_accelerator"] / 0.35)
         assert r["per_accelerator_per_tbs"] == pytest.approx(r["per_accelerator"] / 0.864)
     # an accelerator without datasheet figures keeps the measured basis and no derived figure
-    mi355x = all_rows(rounds_client, "/v1/per-accelerator", accelerator="amd-mi355x")
-    assert mi355x and all(r["per_accelerator_per_tbs"] is None
-                          and r["basis"] == "derived: measured" for r in mi355x)
+    rtx_pro_4500 = all_rows(rounds_client, "/v1/per-accelerator",
+                            accelerator="nvidia-rtx-pro-4500-blackwell")
+    assert rtx_pro_4500 and all(r["per_accelerator_per_tbs"] is None
+                                and r["basis"] == "derived: measured" for r in rtx_pro_4500)
     # a memory-size figure alone is not a figure the view divides by: the basis stays measured
     gb300 = all_rows(rounds_client, "/v1/per-accelerator", accelerator="nvidia-gb300")
     assert gb300 and all(r["per_accelerator_per_tbs"] is None and r["bandwidth_spec_id"] is None
