@@ -95,6 +95,11 @@ class RunReport:
         lines += [f"{s.source if part == s.source else f'{s.source} {part}'}: the body "
                   f"starts {text!r}"
                   for s in self.sources for part, text in s.excerpts.items()]
+        rounds = self.coverage.get("accelerators_by_round", {})
+        if rounds:  # one line: how the accelerator names of each round map to ids
+            lines.append("accelerator names mapped: " + ", ".join(
+                f"{r} {c['rows_mapped']}/{c['rows_with_accelerator']}" + _besides(c)
+                for r, c in rounds.items()))
         lines += [f"note: {n}" for n in self.notes]
         if any(s.source == "mlperf" and (s.status in ("failed", "partial") or "mirror" in s.message)
                for s in self.sources):
@@ -111,6 +116,13 @@ class RunReport:
 DISABLED = "enabled = false in the sources file"
 MIRROR_POINTER = ("the README's section 'Air-gapped: the built-in mirror' says which rounds "
                   "perfledger carries and how to point sources at a mirror or local files")
+
+
+def _besides(c: dict) -> str:
+    """A round's unmapped, ambiguous and mixed (several accelerators) row counts, if any."""
+    said = [f"{c[k]} {k.removeprefix('rows_')}" for k in ("rows_unmapped", "rows_ambiguous",
+                                                           "rows_mixed") if c.get(k)]
+    return f" ({', '.join(said)})" if said else ""
 
 
 def _state(s: SourceOutcome) -> str:

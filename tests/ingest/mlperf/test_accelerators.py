@@ -332,6 +332,8 @@ def test_an_ambiguous_name_is_reported_and_warned_never_guessed(tmp_path):
         "NVIDIA GH200-GraceHopper-Superchip": ["nvidia-gh200-144gb", "nvidia-gh200-96gb"]}
     cov = report.coverage["accelerators_by_round"]["v9.9"]
     assert cov["rows_ambiguous"] == 1 and cov["rows_mapped"] == 0
+    # the terminal's line of coverage per round says it too
+    assert "accelerator names mapped: v9.9 0/1 (1 ambiguous)" in report.summary_lines()
     [warning] = [v for v in report.validation if v["expectation"].startswith(
         "mlperf_result: no accelerator name fits several ids")]
     assert warning["severity"] == "warning" and not warning["success"]
