@@ -58,8 +58,9 @@ def absent_reason(source: str, runs: list[dict]) -> str:
         return f"the {source} source has never been refreshed"
     if entry["state"] == "disabled":
         return f"the {source} source is switched off (enabled = false in its sources file)"
+    why = entry["message"].removeprefix(f"{source}: ")  # named once
     return (f"the {source} source has never loaded (last attempt {entry['last_status']}: "
-            f"{entry['message']}); see /healthz")
+            f"{why}); see /healthz")
 
 
 def snapshot_journal(con) -> list[dict]:

@@ -75,3 +75,12 @@ def test_state_of_a_source():
     assert health.health("snap", None, [], never)["status"] == "degraded"
     assert "never loaded" in health.absent_reason("curated", never)
     assert "switched off" in health.absent_reason("curated", off)
+
+
+def test_an_absent_source_is_named_once():
+    runs = [{"started_at": "2026-12-04T00:00:00+00:00", "status": "partial", "sources": [
+        {"source": "azure_prices", "status": "failed",
+         "message": "azure_prices: page 1: https://prices.azure.com/… failed"}]}]
+    assert health.absent_reason("azure_prices", runs) == (
+        "the azure_prices source has never loaded (last attempt failed: page 1: "
+        "https://prices.azure.com/… failed); see /healthz")
