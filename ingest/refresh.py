@@ -89,7 +89,7 @@ class RunReport:
         log should show (URLs cut to their host; the run record keeps every word)."""
         lines = [f"{s.source}: {_state(s)}"
                  + (f", {s.rows} rows" if s.rows else "")
-                 + (f" — {_short(_own(s))}" if s.message else "")
+                 + (f" — {_short(redact_text(_own(s)))}" if s.message else "")
                  for s in self.sources]
         lines += [f"{name}: disabled" for name in self.disabled]
         lines += [f"{s.source if part == s.source else f'{s.source} {part}'}: the body "
@@ -109,7 +109,7 @@ class RunReport:
                 if failed and self.message.startswith(tuple(failed)) else one_line(self.message))
         lines.append(f"refresh {self.id}: {self.status}"
                      + (f", snapshot {self.snapshot_id}" if self.snapshot_id else "")
-                     + (f" — {_short(said)}" if said else ""))
+                     + (f" — {_short(redact_text(said))}" if said else ""))
         return [redact_text(line) for line in lines]
 
 
@@ -200,7 +200,9 @@ def refresh(
     policy = RetryPolicy(settings.http_retries, settings.http_backoff, settings.http_max_wait)
 
     with RefreshLock(layout):
-        report = RunReport(id=new_id(), started_at=datetime.now(UTC))
+        report = RunReport(id=new_id(), started_at=datetime.now(UTC),  # switched off: said,
+                           disabled=[s.name for s in SOURCES          # never failed or stale
+                                     if not sources[s.name].enabled])
         deadline = time.monotonic() + settings.refresh_deadline
         for note in _close_interrupted(layout):
             report.notes.append(note)
@@ -275,9 +277,6 @@ def refresh(
                     validation.prewarm()  # GX's import overlaps the sources still loading
                 emit("source", f"{name}: {outcome.status}"
                      + (f" — {outcome.message}" if outcome.message else ""))
-            report.disabled = [spec.name for spec in SOURCES  # said, never failed or stale
-                               if not sources[spec.name].enabled
-                               and (not only or spec.name in only)]
             if stage.opened:
                 report.stages["stage"] = stage.seconds
             failed = [o for o in report.sources if o.status in ("failed", "partial")]

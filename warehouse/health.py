@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+from warehouse.redact import redact_text
+
 
 def source_status(runs: list[dict]) -> dict[str, dict]:
     """Per source: last_status, last_attempt, last_success, state (``state``), stale,
@@ -24,7 +26,7 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
                                           "last_attempt": run["started_at"],
                                           "message": s.get("message", ""),
                                           "last_success": None})
-            if entry["last_success"] is None and s["status"] in ("updated", "unchanged") \
+            if entry["last_success"] is None and s["status"] in ("updated", "unchanged", "partial") \
                     and run["status"] in ("published", "partial", "unchanged"):
                 entry["last_success"] = run["started_at"]
     now = datetime.now(UTC)
@@ -58,9 +60,11 @@ def absent_reason(source: str, runs: list[dict]) -> str:
         return f"the {source} source has never been refreshed"
     if entry["state"] == "disabled":
         return f"the {source} source is switched off (enabled = false in its sources file)"
+    if entry["state"] != "never_loaded":  # it loaded once, yet this snapshot has none of it
+        return f"the {source} source has no rows in this snapshot; see /healthz"
     why = entry["message"].removeprefix(f"{source}: ")  # named once
-    return (f"the {source} source has never loaded (last attempt {entry['last_status']}: "
-            f"{why}); see /healthz")
+    return redact_text(f"the {source} source has never loaded (last attempt "
+                       f"{entry['last_status']}: {why}); see /healthz")
 
 
 def snapshot_journal(con) -> list[dict]:

@@ -53,12 +53,20 @@ def _expectation(gx, rule: Rule):
     raise ValueError(f"unknown rule kind {rule.kind!r} in {rule.name!r}")
 
 
-def _row_counts(path: Path, tables: set[str]) -> dict[str, int]:
-    """Rows per table or view: a rule over none checked nothing (``no_rows``)."""
+def _row_counts(path: Path, tables: set[str]) -> dict[str, int | None]:
+    """Rows per table or view: a rule over none checked nothing (``no_rows``). None where
+    the count fails (a relation missing or failing): its rules run and report it."""
     con = duckdb.connect(str(path), read_only=True)
+    counts: dict[str, int | None] = {}
     try:
-        return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchall()[0][0]  # noqa: S608
-                for t in tables}                                             # rule tables
+        for t in tables:
+            try:
+                counts[t] = con.execute(
+                    'SELECT count(*) FROM "' + t.replace('"', '""') + '"'  # noqa: S608 - rule tables
+                ).fetchall()[0][0]
+            except duckdb.Error:
+                counts[t] = None
+        return counts
     finally:
         con.close()
 
@@ -130,7 +138,7 @@ def run(path: Path, *, layout: Layout, rules: list[Rule], run_id: str = "validat
     sql_rules = [r for r in rules if r.kind != "raw_files"]
     for table in dict.fromkeys(r.table for r in sql_rules):
         table_rules = [r for r in sql_rules if r.table == table]
-        if not counts[table]:  # each rule holds over no rows: said as such, nothing to run
+        if counts[table] == 0:  # each rule holds over no rows: said as such, nothing to run
             results += [{"suite": table, "expectation": rule.name, "table_name": table,
                          "severity": rule.severity, "success": True, "unexpected_count": 0,
                          "sample": None, "rows_checked": 0} for rule in table_rules]
@@ -231,8 +239,8 @@ def run_isolated(path: Path, *, layout: Layout, rules: list[Rule],
 
 
 def _run_subprocess(path: Path, *, layout: Layout, rules: list[Rule], run_id: str) -> list[dict]:
-    """The same in a plain ``python -m`` child, for callers without a main script file (the
-    forkserver re-imports the main module, which a REPL or ``python -`` does not have). The
+    """The same in a plain ``python -m`` child, for callers whose main module names a file that
+    does not exist (``python -``: the forkserver would re-import it from ``<stdin>``). The
     rules go to the child as JSON on its standard input."""
     import dataclasses
     import subprocess

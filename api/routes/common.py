@@ -124,8 +124,14 @@ def _advice(empty: Empty) -> str:
 
 def _absent(con) -> Callable[[str], str]:
     """Why a source has no rows in this snapshot, from the journal the snapshot recorded."""
-    runs = health.snapshot_journal(con)
-    return lambda source: health.absent_reason(source, runs)
+    runs: list[dict] = []  # read only if a source is absent
+
+    def absent(source: str) -> str:
+        if not runs:
+            runs.extend(health.snapshot_journal(con))
+        return health.absent_reason(source, runs)
+
+    return absent
 
 
 def render_item(request: Request, opened: Opened, payload: dict, *, memo: bool = False) -> Response:

@@ -19,7 +19,7 @@ from api.params import (
     choice,
     listed,
 )
-from api.routes.common import parse_as_of, reader, render_list, snapshot
+from api.routes.common import parse_as_of, render_list, snapshot
 from warehouse import queries
 from warehouse.exceptions import QueryError
 from warehouse.public import (
@@ -93,14 +93,13 @@ def _has_prices(request: Request) -> bool:
     """Whether the snapshot served has Azure prices: without them (a source never loaded or
     switched off) the default basis is the assumed rates alone, not a 'no price' row per
     result."""
-    opened = reader(request).get()
-    if opened.id is None:  # nothing published: the answer is empty either way
-        return True
-    if "has_prices" not in opened.cache:
-        with snapshot(request) as (_, con):
+    with snapshot(request) as (opened, con):  # the snapshot asked is the one remembered
+        if opened.id is None:  # nothing published: the answer is empty either way
+            return True
+        if "has_prices" not in opened.cache:
             opened.cache["has_prices"] = bool(con.execute(
                 "SELECT count(*) FROM source_snapshot WHERE source = 'azure_prices'").fetchone()[0])
-    return opened.cache["has_prices"]
+        return opened.cache["has_prices"]
 
 
 class LatencyParams(ResultParams):

@@ -507,7 +507,7 @@ async function freshness() {
   const h = await api("/healthz");
   const items = [["Snapshot", h.snapshot_id ?? "none published yet"], ["Published", when(h.published_at) || "never"]];
   const said = {
-    stale: (src) => `stale since ${when(src.stale_since)}: ${src.message}`,
+    stale: (src) => `stale since ${when(src.stale_since) || "an earlier refresh"}: ${src.message}`,
     never_loaded: (src) => `never loaded (last attempt ${when(src.last_attempt)}: ${src.message})`,
     disabled: () => "disabled (enabled = false in the sources file)",
     fresh: (src) => `fresh (last success ${when(src.last_success)})`};

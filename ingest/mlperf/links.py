@@ -12,6 +12,7 @@ other file (a local copy with other bytes, a branch URL) the link stays NULL, ne
 from __future__ import annotations
 
 import re
+from urllib.parse import quote, urlsplit
 
 from ingest.http import Raw
 from ingest.mirror import CARRIED_PREFIX, carried_copy
@@ -25,7 +26,8 @@ def results_tree(raw: Raw) -> str | None:
     are known to be from (see the module docstring); None when that is not known."""
     copy = carried_copy(raw.sha256)
     url = copy.upstream if copy is not None else raw.url.removeprefix(CARRIED_PREFIX)
-    m = _RAW_GITHUB.match(url)
+    parts = urlsplit(url)  # the path alone: never a query string or fragment
+    m = _RAW_GITHUB.match(f"{parts.scheme}://{parts.netloc}{parts.path}")
     if m is None:
         return None
     folder = m["path"].rpartition("/")[0]
@@ -40,4 +42,4 @@ def location_url(tree: str | None, location: str | None) -> str | None:
     parts = [p for p in location.strip().replace("\\", "/").split("/") if p not in ("", ".")]
     if not parts or ".." in parts:
         return None
-    return f"{tree}/{'/'.join(parts)}"
+    return f"{tree}/{'/'.join(quote(p) for p in parts)}"

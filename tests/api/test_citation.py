@@ -10,6 +10,7 @@ import gzip
 import io
 import json
 import tomllib
+from urllib.parse import quote
 
 import pyarrow.parquet as pq
 import pytest
@@ -123,7 +124,7 @@ def test_every_v61_csv_row_links_its_location_at_the_pinned_commit(results):
     for rec in csv.DictReader(io.StringIO(text)):
         key = (rec["Division"], rec["Organization"], rec["Platform"], rec["Model"],
                rec["Scenario"], rec["Units"])
-        location = rec["Location"].removeprefix("./")
+        location = quote(rec["Location"].removeprefix("./"))  # "Orrick Industries LLC"
         expected[key] = (f"https://github.com/{pin['repository']}/tree/{pin['commit']}/"
                          f"{location}")
     rows = [r for r in results if r["round"] == "v6.1"]

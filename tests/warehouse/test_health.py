@@ -84,3 +84,11 @@ def test_an_absent_source_is_named_once():
     assert health.absent_reason("azure_prices", runs) == (
         "the azure_prices source has never loaded (last attempt failed: page 1: "
         "https://prices.azure.com/… failed); see /healthz")
+
+
+def test_a_partial_load_is_a_success_a_later_failure_keeps():
+    """One round loaded (partial), then the source failed: its rows are served, so it is
+    stale since the partial run, never 'never loaded'."""
+    runs = [run("2", "failed", mlperf="failed"), run("1", "partial", mlperf="partial")]
+    status = health.source_status(runs)["mlperf"]
+    assert status["state"] == "stale" and status["stale_since"] == runs[1]["started_at"]

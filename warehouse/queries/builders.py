@@ -191,13 +191,15 @@ def trends_query(f: ResultFilter) -> ListQuery:
     each round among the results ``f`` selects (its division and availability included), with
     the change against the previous round; oldest round first unless sorted."""
     where, params = f.where("result_per_accelerator")
+    wider = dataclasses.replace(f, division=[], availability=[]).query(
+        "result_per_accelerator", PerAcceleratorPublic)
+    wider.where.append(("t.accelerator_id IS NOT NULL", []))  # as the trend itself reads
     return ListQuery(relation="accelerator_trend", public=TrendPublic,
                      subquery=(derived.trend_sql(where), params),
                      sort=["accelerator_id", "model_family", "scenario", "units", "round"],
                      known=f.known(), note=f.note(), defaulted=f.defaulted,
                      sources=("mlperf",),  # the best per round exists where results do
-                     wider=dataclasses.replace(f, division=[], availability=[]).query(
-                         "result_per_accelerator", PerAcceleratorPublic))
+                     wider=wider)
 
 
 def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region: str,
@@ -253,7 +255,8 @@ def claim_checks_query(*, round: list[str], vendor: list[str], evidence: list[st
     rounds = ResultFilter(round=round)._rounds()
     return ListQuery(relation="claim_check", public=ClaimCheckPublic, equals={
         "round": rounds, "vendor": vendor, "evidence": evidence, "metric": metric,
-        "verdict": verdict}, casefold=("vendor", "verdict"), sources=("curated",))
+        "verdict": verdict}, casefold=("vendor", "verdict"),
+        sources=("curated", "mlperf"))  # each claim against each round's results
 
 
 def claims_query(*, vendor: list[str], evidence: list[str], metric: list[str], model: list[str],

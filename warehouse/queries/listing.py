@@ -318,8 +318,9 @@ def empty_hint(con: duckdb.DuckDBPyConnection, q: ListQuery,
     if said:
         return Empty("; ".join(said))
     if q.defaulted:
-        wide = q.widened()
-        s = list_sql(con, wide)
+        wide = q.widened()  # a snapshot older than a column answers NULL for it, as pages do
+        s = list_sql(con, wide, None if wide.subquery is not None
+                     else relation_columns(con, wide.relation))
         outside = bool(scalar(con, f"SELECT count(*) FROM ({s.inner})", s.params))  # noqa: S608
         if outside:
             return Empty(q.note or "", outside_defaults=True)
