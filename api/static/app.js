@@ -293,7 +293,10 @@ async function costs(s) {
   if (!rows.length) {
     empty("costs-empty", `No Tokens/s result for ${esc(s.model)} ${esc(s.scenario)} in this view.${why(rows)}`);
   } else if (!priced.length) {
-    empty("costs-empty", `No accelerator in this view has an Azure list price in ${esc(s.region)} — switch the price basis to an assumed rate<button type="button" id="use-assumed">Use an assumed rate</button>, or choose another region.`);
+    const any = await api("/v1/prices?limit=1");  // no price anywhere: the API says why
+    const none = any.total ? `No accelerator in this view has an Azure list price in ${esc(s.region)}`
+      : `No Azure list price in this snapshot (${esc(any.hint)})`;
+    empty("costs-empty", `${none} — switch the price basis to an assumed rate<button type="button" id="use-assumed">Use an assumed rate</button>, or choose another region.`);
     $("use-assumed").addEventListener("click", () => setState({basis: "assumed"}));
   } else {
     empty("costs-empty", "");

@@ -72,3 +72,9 @@ def test_the_explorer_shows_the_carried_rounds_and_says_why_the_rest_is_empty(ai
     assert "stale" not in banner
     claims = page.locator("#claims-table").inner_text()
     assert "(round )" not in claims
+    # asked for list prices, the cost section says why there are none
+    page.goto(base + "/?basis=list_price")
+    ready(page)
+    costs = page.locator("#costs-empty")
+    assert costs.is_visible()
+    assert "the azure_prices source has never loaded" in costs.inner_text()
