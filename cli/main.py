@@ -204,7 +204,7 @@ def validate(
     from rich.table import Table
 
     from ingest.refresh import all_rules
-    from warehouse import validation
+    from warehouse import health, validation
 
     s = _settings()
     layout = Layout(s.data_path)
@@ -223,7 +223,7 @@ def validate(
     table = Table("severity", "rule", "ok", "rows", title=f"validation of {path.name}")
     for r in results:
         table.add_row(r["severity"], r["expectation"],
-                      "no rows" if validation.no_rows(r) else "yes" if r["success"] else "NO",
+                      "no rows" if health.no_rows(r) else "yes" if r["success"] else "NO",
                       "" if r["unexpected_count"] is None else str(r["unexpected_count"]))
     Console(width=160).print(table)
     errors = [r for r in results if not r["success"] and r["severity"] == "error"]

@@ -29,8 +29,9 @@ from ingest.context import LoadContext, SourceConfig, SourceOutcome
 from ingest.http import FetchLimits, RetryPolicy, make_client
 from ingest.registry import SOURCES
 from warehouse import derived, validation
-from warehouse.db import insert_rows
+from warehouse.db import insert_rows, loaded_sources
 from warehouse.exceptions import ConfigError, PerfledgerError, SnapshotError
+from warehouse.health import DISABLED
 from warehouse.redact import redact_deep, redact_text
 from warehouse.settings import Settings
 from warehouse.staging import Staging
@@ -113,7 +114,6 @@ class RunReport:
         return [redact_text(line) for line in lines]
 
 
-DISABLED = "enabled = false in the sources file"
 MIRROR_POINTER = ("the README's section 'Air-gapped: the built-in mirror' says which rounds "
                   "perfledger carries and how to point sources at a mirror or local files")
 
@@ -229,9 +229,8 @@ def refresh(
             _check_disk(layout, settings.min_free_mb)
             snapshot_id = report.id
             current = layout.read_current()
-            loaded: set[str] = set() if current is None else {  # sources with rows to keep
-                r[0] for r in stage.reader().execute(
-                    "SELECT DISTINCT source FROM source_snapshot").fetchall()}
+            # sources with rows to keep
+            loaded = frozenset() if current is None else loaded_sources(stage.reader())
             today = datetime.now(UTC).date().isoformat()
             for spec in selected:
                 name = spec.name
@@ -320,7 +319,7 @@ def refresh(
             report.status = "partial" if failed else "published"
             report.snapshot_id = snapshot_id
             report.message = ("; ".join(
-                (f"{o.source} failed, kept its last good data: {_own(o)}" if o.source in loaded
+                (f"{o.source} failed, kept its last good data: {_own(o)}" if o.had_rows
                  else f"{o.source} failed and has never loaded: {_own(o)}")
                 if o.status == "failed"
                 else f"{o.source} partly failed: {_own(o)}" for o in failed))

@@ -124,17 +124,29 @@ def all_sources_warehouse(tmp_path_factory, session_server) -> Path:
     """Every carried source at once: both MLPerf rounds in their two formats, the rules, the
     curated files, the recorded Azure prices and the recorded InferenceX payloads (both served
     by the local server)."""
+    return with_inferencex(tmp_path_factory.mktemp("all_sources"), session_server,
+                           mlperf=f'rounds = {{ "v5.1" = "{V51_JSON}", "v6.1" = "{SUMMARY_CSV}" }}')
+
+
+@pytest.fixture(scope="session")
+def frontier_warehouse(tmp_path_factory, session_server) -> Path:
+    """The full warehouse (v6.1) with the recorded InferenceX payloads: MLPerf results on the
+    frontier's axes."""
+    return with_inferencex(tmp_path_factory.mktemp("frontier"), session_server)
+
+
+def with_inferencex(tmp: Path, server: LocalServer, **over: str) -> Path:
+    """A data directory published from ``full_sources`` (``over`` replacing tables), the
+    recorded Azure prices and the recorded InferenceX payloads, served by ``server``."""
     from tests.ingest.inferencex.cases import inferencex_section, serve  # imports this module
 
-    tmp = tmp_path_factory.mktemp("all_sources")
-    session_server.reset()
-    serve(session_server)
-    mount_azure(session_server, page_size=50)
-    path = full_sources(tmp / "sources.toml", session_server,
-                        mlperf=f'rounds = {{ "v5.1" = "{V51_JSON}", "v6.1" = "{SUMMARY_CSV}" }}')
-    path.write_text(path.read_text() + inferencex_section(session_server))
+    server.reset()
+    serve(server)
+    mount_azure(server, page_size=50)
+    path = full_sources(tmp / "sources.toml", server, **over)
+    path.write_text(path.read_text() + inferencex_section(server))
     report = refresh(make_settings(tmp, path))
-    session_server.reset()
+    server.reset()
     assert report.status == "published", report.as_dict()
     return tmp
 

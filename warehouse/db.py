@@ -61,3 +61,9 @@ def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] | 
     """The first column of the first row of a query (None when there is no row)."""
     rows = con.execute(sql, params or []).fetchall()  # fetched whole: the cursor stays free
     return rows[0][0] if rows else None
+
+
+def loaded_sources(con: duckdb.DuckDBPyConnection) -> frozenset[str]:
+    """The sources that have rows in this snapshot (a fetched body on record)."""
+    return frozenset(r[0] for r in con.execute(
+        "SELECT DISTINCT source FROM source_snapshot").fetchall())

@@ -17,8 +17,7 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
     """
     out: dict[str, dict] = {}
     for run in runs:
-        switched_off = [{"source": name, "status": "disabled",
-                         "message": "enabled = false in the sources file"}
+        switched_off = [{"source": name, "status": "disabled", "message": DISABLED}
                         for name in run.get("disabled", [])]
         for s in run.get("sources", []) + switched_off:
             name = s["source"]
@@ -38,6 +37,15 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
             age = now - datetime.fromisoformat(entry["last_success"])
             entry["stale_for_seconds"] = int(age.total_seconds())
     return out
+
+
+DISABLED = "enabled = false in the sources file"  # a switched-off source's message
+
+
+def no_rows(result: dict) -> bool:
+    """A validation rule that held only because its table has no rows: 'no rows', not
+    'passed'."""
+    return bool(result.get("success")) and result.get("rows_checked") == 0
 
 
 def state(last_status: str, last_success: str | None) -> str:
@@ -108,8 +116,7 @@ def health(opened_id: str | None, published_at: datetime | None, validation: lis
             "errors": sum(1 for v in validation if not v["success"] and v["severity"] == "error"),
             "warnings": [v["expectation"] for v in validation
                          if not v["success"] and v["severity"] == "warning"],
-            "no_rows": sorted({v["table_name"] for v in validation
-                               if v["success"] and v.get("rows_checked") == 0})},
+            "no_rows": sorted({v["table_name"] for v in validation if no_rows(v)})},
         "accelerators": {rnd: {k: v for k, v in c.items() if k not in ("unmapped", "ambiguous")}
                          for rnd, c in (accelerators or {}).get("accelerators_by_round",
                                                                  {}).items()},

@@ -92,11 +92,6 @@ def _raw_file_frame(path: Path, layout: Layout):
     return pd.DataFrame(out, columns=["id", "raw_path", "problem"])
 
 
-def no_rows(result: dict) -> bool:
-    """A rule that held only because its table has no rows: 'no rows', not 'passed'."""
-    return bool(result.get("success")) and result.get("rows_checked") == 0
-
-
 def _summarise(rule: Rule, res) -> dict:
     result = dict(res.result or {})
     if res.exception_info and res.exception_info.get("raised_exception"):

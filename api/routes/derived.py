@@ -21,6 +21,7 @@ from api.params import (
 )
 from api.routes.common import parse_as_of, render_list, snapshot
 from warehouse import queries
+from warehouse.db import loaded_sources
 from warehouse.exceptions import QueryError
 from warehouse.public import (
     ClaimCheckPublic,
@@ -96,10 +97,9 @@ def _has_prices(request: Request) -> bool:
     with snapshot(request) as (opened, con):  # the snapshot asked is the one remembered
         if opened.id is None:  # nothing published: the answer is empty either way
             return True
-        if "has_prices" not in opened.cache:
-            opened.cache["has_prices"] = bool(con.execute(
-                "SELECT count(*) FROM source_snapshot WHERE source = 'azure_prices'").fetchone()[0])
-        return opened.cache["has_prices"]
+        if "loaded" not in opened.cache:
+            opened.cache["loaded"] = loaded_sources(con)
+        return "azure_prices" in opened.cache["loaded"]
 
 
 class LatencyParams(ResultParams):

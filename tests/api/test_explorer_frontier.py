@@ -10,25 +10,16 @@ import io
 import httpx
 import pytest
 
-from ingest.refresh import refresh
 from tests.api.test_explorer import CHROMIUM, SHOTS, browser, ready, serve_data_dir  # noqa: F401
-from tests.conftest import full_sources, make_settings, mount_azure
-from tests.ingest.inferencex.cases import inferencex_section, serve
+from tests.helpers import copy_data_dir
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, session_server):
+def site(frontier_warehouse, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("explorer-frontier")
-    session_server.reset()
-    serve(session_server)
-    mount_azure(session_server, page_size=50)
-    path = full_sources(tmp / "sources.toml", session_server)
-    path.write_text(path.read_text() + inferencex_section(session_server))
-    report = refresh(make_settings(tmp, path))
-    session_server.reset()
-    assert report.status == "published", report.as_dict()
+    copy_data_dir(frontier_warehouse / "var", tmp / "var")
     proc, base = serve_data_dir(tmp / "var")
     yield base
     proc.terminate()

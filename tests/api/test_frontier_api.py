@@ -12,9 +12,9 @@ import json
 import pytest
 
 from ingest.refresh import refresh
-from tests.conftest import full_sources, make_settings, mount_azure
+from tests.conftest import make_settings
 from tests.helpers import SUMMARY_CSV
-from tests.ingest.inferencex.cases import inferencex_section, lookup_rows, serve, sources
+from tests.ingest.inferencex.cases import lookup_rows, serve, sources
 
 # (conc, interactivity, output tokens/s per GPU, date): the hand-checked set on h100.
 POINTS = [
@@ -155,17 +155,8 @@ def test_observations_filters_and_nulls(hand):
 
 
 @pytest.fixture(scope="module")
-def real_dir(tmp_path_factory, session_server):
-    tmp = tmp_path_factory.mktemp("real")
-    session_server.reset()
-    serve(session_server)
-    mount_azure(session_server, page_size=50)
-    path = full_sources(tmp / "sources.toml", session_server)
-    path.write_text(path.read_text() + inferencex_section(session_server))
-    report = refresh(make_settings(tmp, path))
-    session_server.reset()
-    assert report.status == "published", report.as_dict()
-    return tmp
+def real_dir(frontier_warehouse):
+    return frontier_warehouse
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import duckdb
 from pydantic import BaseModel
 
-from warehouse.db import fetch_dicts, scalar
+from warehouse.db import fetch_dicts, loaded_sources, scalar
 from warehouse.exceptions import QueryError
 from warehouse.public import (
     SOURCE_COLUMNS,
@@ -300,7 +300,7 @@ def empty_hint(con: duckdb.DuckDBPyConnection, q: ListQuery,
     in this snapshot (``absent`` says why: never loaded, switched off); a filter value this
     snapshot does not know (with the known ones); rows that exist outside the default
     filters; else the query's own note."""
-    have = {r[0] for r in con.execute("SELECT DISTINCT source FROM source_snapshot").fetchall()}
+    have = loaded_sources(con)
     missing_sources = [s for s in q.sources if s not in have]
     if missing_sources:
         return Empty("no rows: " + "; ".join(absent(s) for s in missing_sources))
