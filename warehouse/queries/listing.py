@@ -49,10 +49,21 @@ class AnyOf:
     terms: tuple[tuple[str, bool, object], ...]  # (column, fold case, values or Accelerators)
 
     def sql(self, alias: str) -> tuple[str, list]:
-        parts = [f"list_contains(?::VARCHAR[], {f'lower({alias}.{c})' if fold else f'{alias}.{c}'})"
-                 for c, fold, _ in self.terms]
+        """The condition and its bound parameters: one a value (``IN``, a third quicker for
+        DuckDB to plan than one list parameter), or for accelerators one list resolved against
+        the snapshot when the query runs (``_bind``)."""
+        parts, params = [], []
+        for c, fold, values in self.terms:
+            col = f"lower({alias}.{c})" if fold else f"{alias}.{c}"
+            if isinstance(values, Accelerators):
+                parts.append(f"list_contains(?::VARCHAR[], {col})")
+                params.append(values)
+            else:
+                values = list(values)  # type: ignore[call-overload]
+                parts.append(f"{col} IN ({', '.join('?' * len(values))})" if values else "FALSE")
+                params.extend(values)
         text = " OR ".join(parts)
-        return (f"({text})" if len(parts) > 1 else text), [v for _, _, v in self.terms]
+        return (f"({text})" if len(parts) > 1 else text), params
 
 
 DEFAULT_FILTERS = ("division", "availability")  # closed + available unless asked otherwise
@@ -190,8 +201,6 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     else:
         source = quote_name(q.relation)
     picked = ", ".join(f"NULL AS {quote_name(c)}" if c in missing else f"t.{quote_name(c)}" for c in own)
-    if q.served:  # the serving table has the source columns, and each row's JSON
-        picked = ", ".join(f"t.{quote_name(c)}" for c in out_cols) + ', t."json"'
     base = f"SELECT {picked} FROM {source} t"  # noqa: S608 - names from the Public model
     if with_source:
         base = (f"SELECT {picked}, s.source AS source_name, s.url AS source_snapshot_url, "  # noqa: S608
@@ -226,9 +235,12 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     order = [f"{quote_name(c)} {'DESC' if desc else 'ASC'} NULLS LAST" for c, desc in shape.order[:-1]]
     order.append(f"{quote_name(shape.order[-1][0])} ASC")
     inner = f"{base}{where_sql}"
-    picked_page = '"json"' if q.served else ", ".join(quote_name(c) for c in shape.select)
-    page = (f"SELECT {picked_page} FROM ({inner}) "  # noqa: S608
-            f"ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
+    if q.served:  # one flat query on the serving table: half the planning of a subquery
+        inner = f"SELECT t.\"json\" FROM {source} t{where_sql}"  # noqa: S608
+        page = f"{inner} ORDER BY {', '.join(order)} LIMIT ? OFFSET ?"
+    else:
+        page = (f"SELECT {', '.join(quote_name(c) for c in shape.select)} FROM ({inner}) "  # noqa: S608
+                f"ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
     return ListSQL(inner=inner, page=page, params=params, columns=shape.select,
                    base=base, order=", ".join(order[-1:]))
 
