@@ -205,10 +205,11 @@ def mark_cacheable(request: Request) -> None:
 
 
 class ResponseCache:
-    """The one response cache, a raw ASGI layer in front of the whole application: a GET (or
-    HEAD) whose exact answer was recorded for the current snapshot is replayed from memory
-    before any middleware, routing or parameter parsing runs. A snapshot never changes, so a
-    recorded answer stays right until the next snapshot, when everything recorded is dropped.
+    """The one response cache, a raw ASGI layer in front of the whole application
+    (``PerfledgerAPI``): a GET (or HEAD) whose exact answer was recorded for the current
+    snapshot is replayed from memory before any middleware, routing or parameter parsing runs.
+    A snapshot never changes, so a recorded answer stays right until the next snapshot, when
+    everything recorded is dropped.
 
     The key is everything a response can depend on: the snapshot id, the path, the query as
     sent, ``Accept``, whether gzip is accepted, ``Origin`` (CORS) and ``If-None-Match``. A

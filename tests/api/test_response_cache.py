@@ -71,14 +71,8 @@ def test_cold_and_warm_answers_are_byte_identical(cold_and_warm, headers):
 
 
 def _cache(client):
-    """The ResponseCache layer of a client's application (its middleware stack built)."""
-    from api.responses import ResponseCache
-
-    client.get("/readyz")
-    layer = client.app.middleware_stack
-    while not isinstance(layer, ResponseCache):
-        layer = layer.app
-    return layer
+    """The response cache in front of a client's application."""
+    return client.app.response_cache
 
 
 def test_the_cache_holds_at_most_its_memory_budget(full_copy, client_for):
