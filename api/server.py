@@ -29,38 +29,44 @@ def header_timeout() -> float:
 
 class BoundedHttpTools(HttpToolsProtocol):
     """uvicorn's httptools protocol; a connection whose request head is not complete within
-    ``header_timeout()`` seconds (idle from the start, or half-sent) is closed."""
+    ``header_timeout()`` seconds (idle from the start, or half-sent) is closed.
 
-    _head_timer: asyncio.TimerHandle | None = None
+    One timer per connection, not per request: a request only notes when its head began and
+    when it was complete, and the connection's timer looks at that when it fires (every
+    ``header_timeout()`` seconds, or when the head in progress would be overdue)."""
 
-    def _arm(self) -> None:
-        if self._head_timer is None:
-            self._head_timer = self.loop.call_later(header_timeout(), self._head_overdue)
+    _head_since: float | None = None  # when the head in progress began
+    _watch: asyncio.TimerHandle | None = None
 
-    def _disarm(self) -> None:
-        if self._head_timer is not None:
-            self._head_timer.cancel()
-            self._head_timer = None
-
-    def _head_overdue(self) -> None:
-        self._head_timer = None
-        if not self.transport.is_closing():
+    def _check(self) -> None:
+        self._watch = None
+        if self.transport.is_closing():
+            return
+        limit, since = header_timeout(), self._head_since
+        left = limit if since is None else since + limit - self.loop.time()
+        if left <= 0:
             self.transport.close()
+            return
+        self._watch = self.loop.call_later(left, self._check)
 
     def connection_made(self, transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._arm()
+        self._head_since = self.loop.time()
+        self._watch = self.loop.call_later(header_timeout(), self._check)
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self._arm()
+        if self._head_since is None:
+            self._head_since = self.loop.time()
 
     def on_headers_complete(self) -> None:
-        self._disarm()
+        self._head_since = None
         super().on_headers_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         super().connection_lost(exc)
 
 
