@@ -56,7 +56,7 @@ class Opened:
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _hot: bool = False
     _kept: dict = field(default_factory=dict)  # (sql, params) -> (name, rows), oldest first
-    _serving: dict = field(default_factory=dict)  # (relation, columns) -> table name
+    _serving: dict = field(default_factory=dict)  # (relation, columns) -> (table, rows)
     _names: itertools.count = field(default_factory=itertools.count)
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
@@ -126,17 +126,18 @@ class Opened:
     def _drop(self, relation: str) -> None:
         self._ddl(f"DROP TABLE IF EXISTS memory.main.{relation}")
         for key in [k for k in self._serving if k[0] == relation]:
-            name = self._serving.pop(key)
-            if name is not None:
-                self._ddl(f"DROP TABLE IF EXISTS memory.main.{name}")
+            served = self._serving.pop(key)
+            if served is not None:
+                self._ddl(f"DROP TABLE IF EXISTS memory.main.{served[0]}")
 
     def serving(self, relation: str, columns: list[str], base_sql: str, base_params: list,
-                order: str, encode) -> str | None:
-        """The serving table of ``relation`` with these output ``columns``: the rows
-        ``base_sql`` gives, sorted by ``order``, and each row's JSON (``encode(row)``) in a
-        column ``json``, computed once per snapshot. A JSON page is then one narrow query.
-        None for a relation of more than ``SERVING_MAX_ROWS`` rows (its pages run the whole
-        query: encoding it all would cost more than it saves)."""
+                order: str, encode) -> tuple[str, int] | None:
+        """The serving table of ``relation`` with these output ``columns`` (its name and
+        rows): the rows ``base_sql`` gives, sorted by ``order``, each row's JSON
+        (``encode(row)``) in a column ``json`` and its place in that order in ``pos``,
+        computed once per snapshot. A JSON page is then one narrow query. None for a relation
+        of more than ``SERVING_MAX_ROWS`` rows (its pages run the whole query: encoding it all
+        would cost more than it saves)."""
         key = (relation, tuple(columns), base_sql, repr(base_params))
         if key in self._serving:
             return self._serving[key]
@@ -158,15 +159,16 @@ class Opened:
                     names = [d[0] for d in found.description]
                     encoded = [encode(dict(zip(names, r, strict=True))).decode()
                                for r in found.fetchall()]
-                    cur.register("_serving_rows", table.append_column("json", pa.array(
-                        encoded, pa.string())))
+                    table = table.append_column("json", pa.array(encoded, pa.string()))
+                    cur.register("_serving_rows", table.append_column(
+                        "pos", pa.array(range(table.num_rows), pa.int32())))
                     name = f"serve_{next(self._names)}"
                     cur.execute(f"CREATE TABLE memory.main.{name} AS "  # noqa: S608 - our name
                                 "SELECT * FROM _serving_rows")
                     cur.unregister("_serving_rows")
                 finally:
                     cur.close()
-                self._serving[key] = name
+                self._serving[key] = (name, table.num_rows)
         return self._serving[key]
 
     def drop_local_cursor(self) -> None:

@@ -100,7 +100,7 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
                 served = opened.serving(q.relation, cols, base, base_params, order,
                                         lambda row: encode_row(row, cols))
             if served is not None:
-                total, encoded = run_list_json(con, q, served)
+                total, encoded = run_list_json(con, q, *served)
             else:
                 total, rows, cols = run_list(con, q, have)
         hint = None

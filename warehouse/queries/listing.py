@@ -134,6 +134,7 @@ class ListSQL:
     columns: list[str]
     base: str = ""  # the relation's rows with the output columns, unfiltered
     order: str = ""  # the tie-break order (the serving table's own)
+    narrow: str = ""  # a served page by position first, with the total (``run_list_json``)
 
 
 @dataclass
@@ -235,14 +236,27 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     order = [f"{quote_name(c)} {'DESC' if desc else 'ASC'} NULLS LAST" for c, desc in shape.order[:-1]]
     order.append(f"{quote_name(shape.order[-1][0])} ASC")
     inner = f"{base}{where_sql}"
+    narrow = ""
     if q.served:  # one flat query on the serving table: half the planning of a subquery
         inner = f"SELECT t.\"json\" FROM {source} t{where_sql}"  # noqa: S608
         page = f"{inner} ORDER BY {', '.join(order)} LIMIT ? OFFSET ?"
+        # The same page by position: the filter and the order on the sort columns and the
+        # row's place (``pos``, the tie-break order), the JSON of the page's rows alone, and
+        # the count of the filtered rows, in one query.
+        sort = dict(shape.order[:-1][::-1])  # a column sorted on twice: its first direction
+        keys = [quote_name(c) for c in dict.fromkeys(c for c, _ in shape.order[:-1])]
+        by = [f"p.{quote_name(c)} {'DESC' if sort[c] else 'ASC'} NULLS LAST"
+              for c in dict.fromkeys(c for c, _ in shape.order[:-1])] + ["p.pos ASC"]
+        narrow = (f"WITH f AS MATERIALIZED (SELECT {', '.join(['t.pos'] + [f't.{k}' for k in keys])} "  # noqa: S608
+                  f"FROM {source} t{where_sql}), "
+                  f"p AS (SELECT * FROM f AS p ORDER BY {', '.join(by)} LIMIT ? OFFSET ?) "
+                  f"SELECT s.\"json\", (SELECT count(*) FROM f) FROM p JOIN {source} s "
+                  f"ON s.pos = p.pos ORDER BY {', '.join(by)}")
     else:
         page = (f"SELECT {', '.join(quote_name(c) for c in shape.select)} FROM ({inner}) "  # noqa: S608
                 f"ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
     return ListSQL(inner=inner, page=page, params=params, columns=shape.select,
-                   base=base, order=", ".join(order[-1:]))
+                   base=base, order=", ".join(order[-1:]), narrow=narrow)
 
 
 def _total(con: duckdb.DuckDBPyConnection, q: ListQuery, s: ListSQL, page_rows: int) -> int:
@@ -272,14 +286,30 @@ def serving_source(con: duckdb.DuckDBPyConnection, q: ListQuery,
     return s.base, base_params, s.columns, s.order
 
 
-def run_list_json(con: duckdb.DuckDBPyConnection, q: ListQuery,
-                  table: str) -> tuple[int, list[str]]:
-    """A page of ``q`` read from its serving ``table``: (total rows matching, each row's JSON
-    in order)."""
+# A page of a serving table of more than NARROW_FROM_ROWS rows that reaches past row
+# NARROW_PAST of its order is read by position first (``ListSQL.narrow``): the sort keeps
+# positions, not every candidate's JSON, and the total comes with it. At 100x data (49,692
+# results rows) a 500-row page with its total took 4.7 ms instead of 8.4 ms (6.0 + a 2.0 ms
+# count), and one at offset 20,000 4.9 ms instead of 61 ms. A first page of up to 100 rows
+# is quicker plainly (a filter matching 9 rows: 3.1 ms against 4.2 ms), as is any page of a
+# small table (1x, 492 rows: 1.5 ms against 3.1 ms).
+NARROW_FROM_ROWS = 20_000
+NARROW_PAST = 100
+
+
+def run_list_json(con: duckdb.DuckDBPyConnection, q: ListQuery, table: str,
+                  rows: int) -> tuple[int, list[str]]:
+    """A page of ``q`` read from its serving ``table`` of ``rows`` rows: (total rows matching,
+    each row's JSON in order)."""
     served = dataclasses.replace(q, relation=table, subquery=None, served=True, columns=None)
     s = list_sql(con, served)
-    rows = [r[0] for r in con.execute(s.page, [*s.params, q.limit, q.offset]).fetchall()]
-    return _total(con, q, s, len(rows)), rows
+    if rows > NARROW_FROM_ROWS and q.offset + q.limit > NARROW_PAST:
+        found = con.execute(s.narrow, [*s.params, q.limit, q.offset]).fetchall()
+        if found:
+            return found[0][1], [r[0] for r in found]
+        return _total(con, q, s, 0), []
+    page = [r[0] for r in con.execute(s.page, [*s.params, q.limit, q.offset]).fetchall()]
+    return _total(con, q, s, len(page)), page
 
 
 def run_list_arrow(con: duckdb.DuckDBPyConnection, q: ListQuery,
