@@ -19,7 +19,7 @@ from api.params import (
     choice,
     listed,
 )
-from api.routes.common import parse_as_of, render_list, snapshot
+from api.routes.common import parse_as_of, reader, render_list
 from warehouse import queries
 from warehouse.db import loaded_sources
 from warehouse.exceptions import QueryError
@@ -94,12 +94,12 @@ def _has_prices(request: Request) -> bool:
     """Whether the snapshot served has Azure prices: without them (a source never loaded or
     switched off) the default basis is the assumed rates alone, not a 'no price' row per
     result."""
-    with snapshot(request) as (opened, con):  # the snapshot asked is the one remembered
-        if opened.id is None:  # nothing published: the answer is empty either way
-            return True
-        if "loaded" not in opened.cache:
-            opened.cache["loaded"] = loaded_sources(con)
-        return "azure_prices" in opened.cache["loaded"]
+    opened = reader(request).get()
+    if opened.id is None:  # nothing published: the answer is empty either way
+        return True
+    if "loaded" not in opened.cache:  # read once per snapshot, on this thread's cursor
+        opened.cache["loaded"] = loaded_sources(opened.local_cursor())
+    return "azure_prices" in opened.cache["loaded"]
 
 
 class LatencyParams(ResultParams):
