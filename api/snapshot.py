@@ -12,6 +12,7 @@ from datetime import datetime
 
 import duckdb
 
+from warehouse.db import loaded_sources
 from warehouse.exceptions import QueryError, SnapshotError
 from warehouse.schema import empty_warehouse
 from warehouse.store import Layout, SnapshotRef
@@ -64,6 +65,12 @@ class Opened:
         cur = self.con.cursor()
         cur.execute(f"SET search_path = '{SEARCH_PATH if self.ref else 'memory.main'}'")
         return cur
+
+    def loaded_sources(self) -> frozenset[str]:
+        """The sources with rows in this snapshot, read once (on this thread's cursor)."""
+        if "loaded" not in self.cache:
+            self.cache["loaded"] = loaded_sources(self.local_cursor())
+        return self.cache["loaded"]
 
     def _ddl(self, sql: str, params: list | None = None) -> None:
         cur = self.cursor()

@@ -28,10 +28,9 @@ from ingest.config import load_sources
 from ingest.context import LoadContext, SourceConfig, SourceOutcome
 from ingest.http import FetchLimits, RetryPolicy, make_client
 from ingest.registry import SOURCES
-from warehouse import derived, validation
+from warehouse import derived, health, validation
 from warehouse.db import insert_rows, loaded_sources
 from warehouse.exceptions import ConfigError, PerfledgerError, SnapshotError
-from warehouse.health import DISABLED
 from warehouse.redact import redact_deep, redact_text
 from warehouse.settings import Settings
 from warehouse.staging import Staging
@@ -424,9 +423,7 @@ def _record_run(con: duckdb.DuckDBPyConnection, layout: Layout, report: RunRepor
 def _run_row(run: dict) -> dict:
     return {"id": run["id"], "started_at": run["started_at"], "finished_at": run["finished_at"],
             "status": run["status"], "snapshot_id": run["snapshot_id"],
-            "outcome": json.dumps(run["sources"] + [  # the switched-off ones said as such
-                {"source": name, "status": "disabled", "message": DISABLED}
-                for name in run.get("disabled", [])]), "message": run["message"]}
+            "outcome": json.dumps(health.outcomes(run)), "message": run["message"]}
 
 
 def _finish(layout: Layout, report: RunReport) -> RunReport:

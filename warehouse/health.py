@@ -17,9 +17,7 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
     """
     out: dict[str, dict] = {}
     for run in runs:
-        switched_off = [{"source": name, "status": "disabled", "message": DISABLED}
-                        for name in run.get("disabled", [])]
-        for s in run.get("sources", []) + switched_off:
+        for s in outcomes(run):
             name = s["source"]
             entry = out.setdefault(name, {"source": name, "last_status": s["status"],
                                           "last_attempt": run["started_at"],
@@ -40,6 +38,12 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
 
 
 DISABLED = "enabled = false in the sources file"  # a switched-off source's message
+
+
+def outcomes(run: dict) -> list[dict]:
+    """A run's outcome per source, the switched-off ones (``disabled``) said as such."""
+    return run.get("sources", []) + [{"source": name, "status": "disabled", "message": DISABLED}
+                                     for name in run.get("disabled", [])]
 
 
 def no_rows(result: dict) -> bool:

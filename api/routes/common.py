@@ -105,7 +105,8 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
                 total, rows, cols = run_list(con, q, have)
         hint = None
         if total == 0:
-            hint = (_advice(empty_hint(con, q, _absent(con))) if opened.id is not None else
+            hint = (_advice(empty_hint(con, q, opened.loaded_sources(), _absent(con)))
+                    if opened.id is not None else
                     "no snapshot is published yet: run `perfledger refresh` (see /healthz)")
     except BaseException:  # a failed query may leave the cursor busy: the next one is fresh
         opened.drop_local_cursor()

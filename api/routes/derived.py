@@ -21,7 +21,6 @@ from api.params import (
 )
 from api.routes.common import parse_as_of, reader, render_list
 from warehouse import queries
-from warehouse.db import loaded_sources
 from warehouse.exceptions import QueryError
 from warehouse.public import (
     ClaimCheckPublic,
@@ -97,9 +96,7 @@ def _has_prices(request: Request) -> bool:
     opened = reader(request).get()
     if opened.id is None:  # nothing published: the answer is empty either way
         return True
-    if "loaded" not in opened.cache:  # read once per snapshot, on this thread's cursor
-        opened.cache["loaded"] = loaded_sources(opened.local_cursor())
-    return "azure_prices" in opened.cache["loaded"]
+    return "azure_prices" in opened.loaded_sources()
 
 
 class LatencyParams(ResultParams):

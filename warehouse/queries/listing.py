@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import duckdb
 from pydantic import BaseModel
 
-from warehouse.db import fetch_dicts, loaded_sources, scalar
+from warehouse.db import fetch_dicts, scalar
 from warehouse.exceptions import QueryError
 from warehouse.public import (
     SOURCE_COLUMNS,
@@ -243,11 +243,12 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
         # The same page by position: the filter and the order on the sort columns and the
         # row's place (``pos``, the tie-break order), the JSON of the page's rows alone, and
         # the count of the filtered rows, in one query.
-        sort = dict(shape.order[:-1][::-1])  # a column sorted on twice: its first direction
-        keys = [quote_name(c) for c in dict.fromkeys(c for c, _ in shape.order[:-1])]
-        by = [f"p.{quote_name(c)} {'DESC' if sort[c] else 'ASC'} NULLS LAST"
-              for c in dict.fromkeys(c for c, _ in shape.order[:-1])] + ["p.pos ASC"]
-        narrow = (f"WITH f AS MATERIALIZED (SELECT {', '.join(['t.pos'] + [f't.{k}' for k in keys])} "  # noqa: S608
+        first: dict[str, bool] = {}  # a column sorted on twice: its first direction
+        for c, desc in shape.order[:-1]:
+            first.setdefault(quote_name(c), desc)
+        by = [f"p.{c} {'DESC' if desc else 'ASC'} NULLS LAST" for c, desc in first.items()]
+        by.append("p.pos ASC")
+        narrow = (f"WITH f AS MATERIALIZED (SELECT {', '.join(['t.pos', *(f't.{c}' for c in first)])} "  # noqa: S608
                   f"FROM {source} t{where_sql}), "
                   f"p AS (SELECT * FROM f AS p ORDER BY {', '.join(by)} LIMIT ? OFFSET ?) "
                   f"SELECT s.\"json\", (SELECT count(*) FROM f) FROM p JOIN {source} s "
@@ -336,14 +337,13 @@ class Empty:
     outside_defaults: bool = False
 
 
-def empty_hint(con: duckdb.DuckDBPyConnection, q: ListQuery,
+def empty_hint(con: duckdb.DuckDBPyConnection, q: ListQuery, loaded: frozenset[str],
                absent: Callable[[str], str]) -> Empty:
     """Why a query matched nothing, checked in this order: a source of its rows has no rows
-    in this snapshot (``absent`` says why: never loaded, switched off); a filter value this
-    snapshot does not know (with the known ones); rows that exist outside the default
-    filters; else the query's own note."""
-    have = loaded_sources(con)
-    missing_sources = [s for s in q.sources if s not in have]
+    in this snapshot (``loaded``: the sources that have; ``absent`` says why: never loaded,
+    switched off); a filter value this snapshot does not know (with the known ones); rows
+    that exist outside the default filters; else the query's own note."""
+    missing_sources = [s for s in q.sources if s not in loaded]
     if missing_sources:
         return Empty("no rows: " + "; ".join(absent(s) for s in missing_sources))
     said: list[str] = []
