@@ -37,9 +37,23 @@ def decode_bound(*, bandwidth: float, active_params: float, bytes_per_weight: fl
             "fits": None if memory is None else resident <= memory}
 
 
+# Cost per million tokens, the one formula: USD per hour ÷ (tokens/s × 3600) × 1,000,000.
+# The views and the frontier write it with ``cost_per_million_sql``; a rate per accelerator-hour
+# is charged for every accelerator the configuration occupies (``accelerators``).
+COST_PER_MILLION = "{rate} * {accelerators} / (({tokens_per_s}) * 3600.0) * 1e6"
+
+
+def cost_per_million_sql(rate: str, tokens_per_s: str, accelerators: str = "1") -> str:
+    """The formula as SQL over three SQL expressions (a rate per accelerator-hour, the tokens/s
+    of the whole configuration or of one accelerator, and the accelerators it is divided by)."""
+    return COST_PER_MILLION.format(rate=rate, tokens_per_s=tokens_per_s,
+                                   accelerators=accelerators)
+
+
 def cost_per_million_tokens(price_per_hour: float, tokens_per_s: float) -> float:
-    """USD per million tokens = price per hour ÷ (tokens/s × 3600) × 1,000,000."""
-    return price_per_hour / (tokens_per_s * 3600.0) * 1e6
+    """USD per million tokens = price per hour ÷ (tokens/s × 3600) × 1,000,000
+    (``COST_PER_MILLION`` with one accelerator)."""
+    return price_per_hour * 1 / (tokens_per_s * 3600.0) * 1e6
 
 
 def prefill_ttft(*, active_params: float, prompt_tokens: int, dense_flops: float, mfu: float,

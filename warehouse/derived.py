@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 
 import duckdb
 
+from warehouse import reconcile
 from warehouse.vocabulary import (
     ASSUMED_RATES,
     CLAIM_LABELS,
@@ -574,24 +575,40 @@ LEFT JOIN hardware_spec den ON den.id = c.recompute_denominator
 """)
 
 view("observation",
-     "InferenceX observations (third_party_measured, SemiAnalysis InferenceX) with the "
-     "accelerator and model ids their keys map to (data/inferencex.yaml). The rows are the "
-     "immutable inferencex_observation rows; only the mapping is joined, so a corrected alias "
-     "relabels history.",
+     "InferenceX observations (third_party_measured, SemiAnalysis InferenceX), every version "
+     "(valid_from/valid_to), with the accelerator and model ids their keys map to "
+     "(data/inferencex.yaml), every GPU of the configuration counted and the throughputs "
+     "divided by it, and the publisher's invariants checked (warehouse/reconcile.py). Only the "
+     "mapping and the counting are computed here, so a corrected alias or rule relabels "
+     "history.",
      {"accelerator_id": "Accelerator id the hardware key maps to; NULL when unmapped or with no "
                         "counterpart (see hardware_mapping)",
       "model_id": "Warehouse model id (the MLPerf model family) the raw model key maps to; NULL "
                   "when the warehouse has no counterpart",
       "hardware_mapping": "mapped, no_counterpart (listed with id null) or unmapped (not listed)",
-      "model_mapping": "mapped, no_counterpart or unmapped"},
+      "model_mapping": "mapped, no_counterpart or unmapped",
+      "prefill_gpus": "Prefill GPUs of a disaggregated configuration (NULL when aggregated)",
+      "decode_gpus": "Decode GPUs of a disaggregated configuration (NULL when aggregated)",
+      "gpus": "Every GPU the configuration occupies (gpu_count_basis says how it was counted)",
+      "gpu_count_basis": "How gpus was counted: " + "; ".join(reconcile.COUNT_BASES.values()),
+      "input_tput_per_gpu": "Input tokens/s divided by every GPU of the configuration",
+      "output_tput_per_gpu": "Output tokens/s divided by every GPU of the configuration: the "
+                             "frontier's y axis (MLPerf's Tokens/s counts output tokens too)",
+      "physical_ratio": "concurrency x median interactivity / (output tokens/s per GPU x gpus): "
+                        "about 1 when the count is right (Little's law)",
+      "invariant_failures": "The publisher's invariants the row breaks, named ('; '-separated); "
+                            "NULL when it breaks none. Such a row is never on the frontier",
+      "reconciled": "True when the row breaks none of the publisher's invariants",
+      "current": "True for the version a refresh last fetched (valid_to is NULL)"},
      inherits=("inferencex_observation",))(
 """
-SELECT o.*, h.target_id AS accelerator_id, m.target_id AS model_id,
+SELECT o.*, o.invariant_failures IS NULL AS reconciled, o.valid_to IS NULL AS current,
+       h.target_id AS accelerator_id, m.target_id AS model_id,
        CASE WHEN h.id IS NULL THEN 'unmapped' WHEN h.target_id IS NULL THEN 'no_counterpart'
             ELSE 'mapped' END AS hardware_mapping,
        CASE WHEN m.id IS NULL THEN 'unmapped' WHEN m.target_id IS NULL THEN 'no_counterpart'
             ELSE 'mapped' END AS model_mapping
-FROM inferencex_observation o
+FROM (""" + reconcile.observation_sql("inferencex_observation") + """) o
 LEFT JOIN inferencex_alias h ON h.kind = 'hardware' AND h.key = o.hardware_base
 LEFT JOIN inferencex_alias m ON m.kind = 'model' AND m.key = o.model
 """)
@@ -611,6 +628,9 @@ view("claim_observation_check",
       "fastest_observation_id": "The comparable observation with the highest interactivity",
       "fastest_interactivity": "Its interactivity",
       "reached": "True when some comparable observation is at or above the claimed speed",
+      "compared_on": "What makes an observation comparable: same model, and the claim's "
+                     "accelerator, precision and lengths where it states them; only current, "
+                     "reconciled versions, each configuration's latest run",
       "verdict": "What InferenceX's measurements say about the claim, in words",
       "notice": "Attribution of the InferenceX data",
       "id": "claim.id of the claim checked",
@@ -619,17 +639,28 @@ view("claim_observation_check",
      inherits=("claim", "observation"))(
 """
 WITH c AS (
-    SELECT c.*, coalesce(c.model_family, c.model) AS fam FROM claim c
+    SELECT c.*, coalesce(c.model_family, c.model) AS fam,
+           lower(json_extract_string(c.conditions, '$.precision')) AS precision,
+           TRY_CAST(json_extract_string(c.conditions, '$.isl') AS INTEGER) AS isl,
+           TRY_CAST(json_extract_string(c.conditions, '$.osl') AS INTEGER) AS osl
+    FROM claim c
     WHERE c.metric IN """ + sql_list(PER_USER_SPEED_METRICS) + """
       AND coalesce(c.model_family, c.model) IN (
           SELECT target_id FROM inferencex_alias WHERE kind = 'model' AND target_id IS NOT NULL
           UNION SELECT key FROM inferencex_alias WHERE kind = 'model')
 ),
+latest AS (  -- like with like: current, reconciled versions, each configuration's latest run
+    SELECT * FROM observation WHERE current AND reconciled AND interactivity IS NOT NULL
+    QUALIFY observed_on = max(observed_on) OVER (PARTITION BY model, hardware, framework,
+        precision, spec_method, disagg, prefill_tp, prefill_ep, prefill_num_workers, decode_tp,
+        decode_ep, decode_num_workers, num_prefill_gpu, num_decode_gpu, isl, osl)
+),
 cand AS (
     SELECT c.id AS claim_id, c.value AS claim_value, o.id AS obs_id, o.interactivity
-    FROM c JOIN observation o ON (o.model_id = c.fam OR o.model = c.fam)
+    FROM c JOIN latest o ON (o.model_id = c.fam OR o.model = c.fam)
        AND (c.accelerator_id IS NULL OR o.accelerator_id = c.accelerator_id)
-    WHERE o.interactivity IS NOT NULL
+       AND (c.precision IS NULL OR lower(o.precision) = c.precision)
+       AND (c.isl IS NULL OR o.isl = c.isl) AND (c.osl IS NULL OR o.osl = c.osl)
 ),
 near AS (
     SELECT claim_id, count(*) AS comparable,
@@ -645,6 +676,11 @@ SELECT c.id, c.id AS claim_id, c.vendor, c.product, c.model, c.accelerator_id, c
        coalesce(n.comparable, 0) AS comparable_observations,
        n.fastest_id AS fastest_observation_id, n.fastest AS fastest_interactivity,
        o.id IS NOT NULL AS reached,
+       'same model' || coalesce(', accelerator ' || c.accelerator_id, '')
+           || coalesce(', precision ' || c.precision, '')
+           || coalesce(', lengths ' || c.isl || '/' || c.osl, '')
+           || '; current, reconciled observations, each configuration''s latest run'
+           AS compared_on,
        CASE WHEN n.claim_id IS NULL
                 THEN 'no InferenceX observation of ' || c.fam
                      || coalesce(' on ' || c.accelerator_id, '')

@@ -25,10 +25,13 @@ Values are bound parameters (``ask``), in the order ``FRONTIER_PARAMS`` lists.
 
 from __future__ import annotations
 
+from warehouse.calculators import cost_per_million_sql
 from warehouse.vocabulary import (
     ENERGY_SCOPE_GPU,
     ENERGY_SCOPE_WALL,
     INFERENCEX_ATTRIBUTION,
+    MLPERF_COMBINED_NOTICE,
+    MLPERF_DATASET_NOTE,
     MLPERF_DERIVED_NOTICE,
     TOKENS_PER_S,
     Evidence,
@@ -43,43 +46,75 @@ def _lit(text: str) -> str:
 # The parameters of ``frontier_sql``, in binding order (with their SQL types).
 FRONTIER_PARAMS = (
     ("model", "VARCHAR"), ("isl", "INTEGER"), ("osl", "INTEGER"), ("accs", "VARCHAR[]"),
-    ("fws", "VARCHAR[]"), ("precs", "VARCHAR[]"), ("until", "DATE"), ("x0", "DOUBLE"),
-    ("rate", "DOUBLE"), ("region", "VARCHAR"), ("offer", "VARCHAR"), ("os", "VARCHAR"),
-    ("dominated", "BOOLEAN"), ("mlperf_division", "VARCHAR[]"),
+    ("fws", "VARCHAR[]"), ("precs", "VARCHAR[]"), ("specs", "VARCHAR[]"), ("disagg", "BOOLEAN"),
+    ("until", "DATE"), ("x0", "DOUBLE"), ("rate", "DOUBLE"), ("region", "VARCHAR"),
+    ("offer", "VARCHAR"), ("os", "VARCHAR"), ("dominated", "BOOLEAN"),
+    ("mlperf_division", "VARCHAR[]"),
 )
 
 # What makes one InferenceX curve (a configuration whose latest run is the current one).
-CONFIG = ("hardware, framework, precision, spec_method, disagg, is_multinode, prefill_tp, "
+CONFIG = ("model, hardware, framework, precision, spec_method, disagg, is_multinode, prefill_tp, "
           "prefill_ep, prefill_dp_attention, prefill_num_workers, decode_tp, decode_ep, "
-          "decode_dp_attention, decode_num_workers, num_prefill_gpu, num_decode_gpu, "
+          "decode_dp_attention, decode_num_workers, num_prefill_gpu, num_decode_gpu, pp, "
           "offload_mode, benchmark_type")
-
-COST = "ask.rate / ({y} * 3600.0) * 1e6"
-LIST_COST = "lp.rate / ({y} * 3600.0) * 1e6"
+# The configuration in words: raw model key, hardware, framework, precision, speculation and
+# parallelism (every GPU counted, as ``gpus`` is).
+CONFIGURATION = """o.model || ' ' || o.hardware || ' ' || o.framework || ' ' || o.precision
+    || ' spec=' || coalesce(o.spec_method, 'none') || CASE WHEN o.disagg
+    THEN ' disagg: prefill ' || o.prefill_gpus || ' GPUs (TP' || o.prefill_tp || ' EP'
+         || o.prefill_ep || ' x' || coalesce(o.prefill_num_workers, 1) || '), decode '
+         || o.decode_gpus || ' GPUs (TP' || o.decode_tp || ' EP' || o.decode_ep || ' x'
+         || coalesce(o.decode_num_workers, 1) || ')'
+    ELSE ' agg: ' || o.gpus || ' GPUs (TP' || o.decode_tp || ' EP' || o.decode_ep || ' PP'
+         || coalesce(o.pp, 1) || ')' END
+    || CASE WHEN o.decode_dp_attention THEN ' dp-attention' ELSE '' END"""
 
 IX_BASIS = basis(Evidence.third_party_measured, Evidence.assumption)
 ML_BASIS = basis(Evidence.measured, Evidence.benchmark_rule, Evidence.assumption)
 ANSWER_NOTE = (INFERENCEX_ATTRIBUTION + ". Interpolated by perfledger between the two "
                "neighbouring frontier points; not an InferenceX measurement.")
+MEASURED_NOTE = INFERENCEX_ATTRIBUTION + ". The frontier point itself (measured by InferenceX)."
+OUT_OF_RANGE_NOTE = (INFERENCEX_ATTRIBUTION + ". Out of the measured range of interactivity: "
+                     "the nearest frontier point is given; nothing is extrapolated.")
+
+
+def _costs(alias: str, out: str, total: str | None, inp: str | None) -> str:
+    """The cost columns of one row: per million output, input and total tokens at the assumed
+    rate, per million output and total tokens at the list price; every GPU charged (the
+    figures are per every GPU)."""
+    def cost(rate: str, tps: str | None) -> str:
+        return "NULL::DOUBLE" if tps is None else cost_per_million_sql(rate, tps)
+    return f"""ask.rate AS rate_per_accelerator_hour,
+       {cost("ask.rate", out)} AS cost_per_million_tokens,
+       {cost("ask.rate", inp)} AS cost_per_million_input_tokens,
+       {cost("ask.rate", total)} AS cost_per_million_total_tokens,
+       lp.rate AS list_price_per_accelerator_hour, lp.sku AS list_price_sku,
+       {cost("lp.rate", out)} AS list_price_cost_per_million_tokens,
+       {cost("lp.rate", total)} AS list_price_cost_per_million_total_tokens,
+       {_lit(MLPERF_COMBINED_NOTICE)} AS combined
+FROM {alias} CROSS JOIN ask LEFT JOIN lp ON lp.accelerator_id = {alias.split()[-1]}.accelerator_id"""
 
 
 def frontier_sql() -> str:
     """The frontier query: rows of kind frontier (and dominated when asked), mlperf and
-    at_interactivity (one per series when an interactivity is asked)."""
+    at_interactivity (one per series when an interactivity is asked), united by name."""
     ask = ", ".join(f"?::{t} AS {n}" for n, t in FRONTIER_PARAMS)
     return f"""
 WITH ask AS (SELECT {ask}),
 obs AS (
     SELECT o.*, coalesce(o.accelerator_id, o.hardware_base) AS series,
-           o.interactivity AS x, o.output_tput_per_gpu AS y
+           o.interactivity AS x, o.output_tput_per_gpu AS y, {CONFIGURATION} AS configuration
     FROM observation o, ask
-    WHERE (o.model_id = ask.model OR o.model = ask.model OR lower(o.model_display) = lower(ask.model))
+    WHERE o.current AND o.reconciled
+      AND (o.model_id = ask.model OR o.model = ask.model OR lower(o.model_display) = lower(ask.model))
       AND o.isl = ask.isl AND o.osl = ask.osl
       AND o.interactivity > 0 AND o.output_tput_per_gpu > 0
       AND (len(ask.accs) = 0 OR list_contains(ask.accs, o.accelerator_id)
            OR list_contains(ask.accs, o.hardware_base))
       AND (len(ask.fws) = 0 OR list_contains(ask.fws, lower(o.framework)))
       AND (len(ask.precs) = 0 OR list_contains(ask.precs, lower(o.precision)))
+      AND (len(ask.specs) = 0 OR list_contains(ask.specs, lower(coalesce(o.spec_method, 'none'))))
+      AND (ask.disagg IS NULL OR o.disagg IS NOT DISTINCT FROM ask.disagg)
       AND (ask.until IS NULL OR o.observed_on <= ask.until)
 ),
 curve AS (
@@ -93,7 +128,8 @@ flagged AS (
 ),
 front AS (SELECT * FROM flagged WHERE on_frontier),
 seg AS (
-    SELECT series, id, x, y, lead(id) OVER w AS id2, lead(x) OVER w AS x2, lead(y) OVER w AS y2
+    SELECT series, id, x, y, tput_per_gpu AS t, lead(id) OVER w AS id2, lead(x) OVER w AS x2,
+           lead(y) OVER w AS y2, lead(tput_per_gpu) OVER w AS t2
     FROM front WINDOW w AS (PARTITION BY series ORDER BY x, y DESC, id)
 ),
 rng AS (
@@ -110,6 +146,8 @@ ans AS (
     SELECT r.*, h.id AS hid, h.id2,
            CASE WHEN h.id IS NULL THEN NULL WHEN h.x = ask.x0 THEN h.y
                 ELSE h.y + (h.y2 - h.y) * (ask.x0 - h.x) / (h.x2 - h.x) END AS y_at,
+           CASE WHEN h.id IS NULL THEN NULL WHEN h.x = ask.x0 THEN h.t
+                ELSE h.t + (h.t2 - h.t) * (ask.x0 - h.x) / (h.x2 - h.x) END AS t_at,
            CASE WHEN h.id IS NULL THEN 'out of range' WHEN h.x = ask.x0 THEN 'measured'
                 ELSE 'interpolated' END AS status
     FROM rng r CROSS JOIN ask LEFT JOIN hit h ON h.series = r.series
@@ -143,52 +181,57 @@ ml AS (
       AND r.accelerator_id IS NOT NULL
       AND (CASE WHEN len(ask.accs) = 0
                 THEN r.accelerator_id IN (SELECT accelerator_id FROM obs)
+                     OR NOT EXISTS (SELECT 1 FROM obs)
                 ELSE list_contains(ask.accs, r.accelerator_id) END)
 )
 SELECT CASE WHEN f.on_frontier THEN 'frontier' ELSE 'dominated' END AS kind,
        f.id AS id, f.series, f.accelerator_id, f.hardware, f.framework, f.precision,
-       f.spec_method, f.disagg, f.model, f.model_id, f.isl, f.osl, f.conc, f.gpus,
-       f.x AS interactivity, f.y AS output_tput_per_gpu, f.tput_per_gpu,
-       NULL::VARCHAR AS status, NULL::DOUBLE AS requested_interactivity,
-       NULL::VARCHAR AS left_id, NULL::VARCHAR AS right_id, NULL::VARCHAR AS nearest_id,
-       NULL::DOUBLE AS nearest_interactivity, NULL::DOUBLE AS nearest_output_tput_per_gpu,
-       f.observed_on, f.run_url, NULL::VARCHAR AS scenario, NULL::VARCHAR AS round,
-       NULL::VARCHAR AS mlperf_id, NULL::VARCHAR AS details_url, NULL::VARCHAR AS system_name,
-       NULL::VARCHAR AS organization, NULL::DOUBLE AS tpot_limit_ms,
-       ask.rate AS rate_per_accelerator_hour,
-       {COST.format(y="f.y")} AS cost_per_million_tokens,
-       lp.rate AS list_price_per_accelerator_hour, lp.sku AS list_price_sku,
-       {LIST_COST.format(y="f.y")} AS list_price_cost_per_million_tokens,
+       f.spec_method, f.disagg, f.model, f.model_id, f.configuration, f.isl, f.osl, f.conc,
+       f.gpus, f.prefill_gpus, f.decode_gpus, f.gpu_count_basis,
+       f.x AS interactivity, f.y AS output_tput_per_gpu, f.tput_per_gpu, f.input_tput_per_gpu,
+       f.output_tput_per_decode_gpu, f.observed_on, f.run_url, f.run_started_at,
        CASE WHEN f.power_status = 'valid' THEN f.joules_per_output_token END AS joules_per_output_token,
        CASE WHEN f.power_status = 'valid' THEN {_lit(ENERGY_SCOPE_GPU)} END AS energy_scope,
        f.power_status, f.evidence, f.measurer, {_lit(IX_BASIS)} AS cost_basis,
-       f.attribution AS notice
-FROM flagged f CROSS JOIN ask LEFT JOIN lp ON lp.accelerator_id = f.accelerator_id
+       f.attribution AS notice,
+       {_costs("flagged f", "f.y", "f.tput_per_gpu", "f.input_tput_per_gpu")}
 WHERE f.on_frontier OR ask.dominated
-UNION ALL
-SELECT 'mlperf', 'mlperf:' || m.id, m.accelerator_id, m.accelerator_id, NULL, m.framework,
-       NULL, NULL, NULL, m.model_id, m.model_family, NULL, NULL, NULL, m.total_accelerators,
-       m.x, m.y, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       NULL, NULL, m.scenario, m.round, m.system_id, m.details_url, m.system_name, m.organization,
-       m.tpot_ms, ask.rate, {COST.format(y="m.y")}, lp.rate, lp.sku, {LIST_COST.format(y="m.y")},
-       m.wall_joules_per_token,
-       CASE WHEN m.wall_joules_per_token IS NOT NULL THEN {_lit(ENERGY_SCOPE_WALL)} END,
-       NULL, m.evidence, 'MLCommons MLPerf Inference', {_lit(ML_BASIS)},
-       {_lit(MLPERF_DERIVED_NOTICE)}
-FROM ml m CROSS JOIN ask LEFT JOIN lp ON lp.accelerator_id = m.accelerator_id
+UNION ALL BY NAME
+SELECT 'mlperf' AS kind, 'mlperf:' || m.id AS id, m.accelerator_id AS series, m.accelerator_id,
+       m.framework, m.model_id AS model, m.model_family AS model_id,
+       m.total_accelerators AS gpus, m.x AS interactivity, m.y AS output_tput_per_gpu,
+       m.scenario, m.round, m.division, m.availability,
+       m.availability = 'preview' AS preview, m.system_id AS mlperf_id, m.details_url,
+       coalesce('MLPerf Inference ' || m.round || ' result ' || m.system_id,
+                m.organization || ', ' || m.system_name || ', MLPerf Inference ' || m.round
+                || ' (' || m.division || ', ' || m.availability || '), ' || m.details_url)
+           AS citation,
+       false AS lengths_match, {_lit(MLPERF_DATASET_NOTE)} AS lengths_note,
+       m.system_name, m.organization, m.tpot_ms AS tpot_limit_ms,
+       m.wall_joules_per_token AS joules_per_output_token,
+       CASE WHEN m.wall_joules_per_token IS NOT NULL THEN {_lit(ENERGY_SCOPE_WALL)} END
+           AS energy_scope,
+       m.evidence, 'MLCommons MLPerf Inference' AS measurer, {_lit(ML_BASIS)} AS cost_basis,
+       {_lit(MLPERF_DERIVED_NOTICE)} AS notice,
+       {_costs("ml m", "m.y", None, None)}
 WHERE m.x IS NOT NULL
-UNION ALL
-SELECT 'at_interactivity', 'at:' || a.series || ':' || CAST(ask.x0 AS VARCHAR), a.series,
-       a.accelerator_id, a.hardware, NULL, NULL, NULL, NULL, NULL, NULL, ask.isl, ask.osl,
-       NULL, NULL, ask.x0, a.y_at, NULL, a.status, ask.x0, a.hid,
-       CASE WHEN a.status = 'interpolated' THEN a.id2 END,
-       CASE WHEN a.hid IS NOT NULL THEN NULL WHEN ask.x0 < a.lo THEN a.lo_id ELSE a.hi_id END,
-       CASE WHEN a.hid IS NOT NULL THEN NULL WHEN ask.x0 < a.lo THEN a.lo ELSE a.hi END,
-       CASE WHEN a.hid IS NOT NULL THEN NULL WHEN ask.x0 < a.lo THEN a.lo_y ELSE a.hi_y END,
-       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       ask.rate, {COST.format(y="a.y_at")}, lp.rate, lp.sku, {LIST_COST.format(y="a.y_at")},
-       NULL, NULL, NULL, {_lit(Evidence.derived.value)}, NULL, {_lit(IX_BASIS)},
-       {_lit(ANSWER_NOTE)}
-FROM ans a CROSS JOIN ask LEFT JOIN lp ON lp.accelerator_id = a.accelerator_id
+UNION ALL BY NAME
+SELECT 'at_interactivity' AS kind, 'at:' || a.series || ':' || CAST(ask.x0 AS VARCHAR) AS id,
+       a.series, a.accelerator_id, a.hardware, ask.isl AS isl, ask.osl AS osl,
+       ask.x0 AS interactivity, a.y_at AS output_tput_per_gpu, a.t_at AS tput_per_gpu,
+       a.status, ask.x0 AS requested_interactivity, a.hid AS left_id,
+       CASE WHEN a.status = 'interpolated' THEN a.id2 END AS right_id,
+       CASE WHEN a.hid IS NOT NULL THEN NULL WHEN ask.x0 < a.lo THEN a.lo_id ELSE a.hi_id END
+           AS nearest_id,
+       CASE WHEN a.hid IS NOT NULL THEN NULL WHEN ask.x0 < a.lo THEN a.lo ELSE a.hi END
+           AS nearest_interactivity,
+       CASE WHEN a.hid IS NOT NULL THEN NULL WHEN ask.x0 < a.lo THEN a.lo_y ELSE a.hi_y END
+           AS nearest_output_tput_per_gpu,
+       a.lo AS measured_interactivity_min, a.hi AS measured_interactivity_max,
+       {_lit(Evidence.derived.value)} AS evidence, {_lit(IX_BASIS)} AS cost_basis,
+       CASE a.status WHEN 'interpolated' THEN {_lit(ANSWER_NOTE)}
+                     WHEN 'measured' THEN {_lit(MEASURED_NOTE)}
+                     ELSE {_lit(OUT_OF_RANGE_NOTE)} END AS notice,
+       {_costs("ans a", "a.y_at", "a.t_at", None)}
 WHERE ask.x0 IS NOT NULL
 """

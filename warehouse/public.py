@@ -388,6 +388,16 @@ class ObservationPublic(InferencexObservationBase, SourceLink):
     model_id: str | None = col("observation", "model_id")
     hardware_mapping: str | None = col("observation", "hardware_mapping")
     model_mapping: str | None = col("observation", "model_mapping")
+    prefill_gpus: int | None = col("observation", "prefill_gpus")
+    decode_gpus: int | None = col("observation", "decode_gpus")
+    gpus: int | None = col("observation", "gpus")
+    gpu_count_basis: str | None = col("observation", "gpu_count_basis")
+    input_tput_per_gpu: float | None = col("observation", "input_tput_per_gpu")
+    output_tput_per_gpu: float | None = col("observation", "output_tput_per_gpu")
+    physical_ratio: float | None = col("observation", "physical_ratio")
+    invariant_failures: str | None = col("observation", "invariant_failures")
+    reconciled: bool | None = col("observation", "reconciled")
+    current: bool | None = col("observation", "current")
 
 
 def _fc(description: str) -> Any:
@@ -415,17 +425,28 @@ class FrontierPointPublic(BaseModel):
     disagg: bool | None = _fc("Disaggregated prefill/decode (InferenceX).")
     model: str | None = _fc("Model as the source names it (InferenceX raw key, MLPerf model id).")
     model_id: str | None = _fc("Warehouse model id (MLPerf model family).")
+    configuration: str | None = _fc("InferenceX: the configuration in words: raw model key, "
+                                    "hardware, framework, precision, speculative decoding and "
+                                    "parallelism with every GPU counted.")
     isl: int | None = _fc("Input tokens (InferenceX; MLPerf uses its dataset's lengths).")
     osl: int | None = _fc("Output tokens (InferenceX).")
     conc: int | None = _fc("Concurrency of the sweep point (InferenceX).")
-    gpus: int | None = _fc("GPUs of the deployment (InferenceX) or accelerators of the system (MLPerf).")
+    gpus: int | None = _fc("Every GPU the configuration occupies (InferenceX: prefill + decode "
+                           "when disaggregated) or accelerators of the system (MLPerf).")
+    prefill_gpus: int | None = _fc("InferenceX disaggregated: prefill GPUs.")
+    decode_gpus: int | None = _fc("InferenceX disaggregated: decode GPUs.")
+    gpu_count_basis: str | None = _fc("InferenceX: how gpus was counted.")
     interactivity: float | None = _fc("x: output tokens/s per user. InferenceX: the median; MLPerf "
                                       "Server/Interactive: the rules' floor 1000 / TPOT limit; "
                                       "MLPerf Offline: 0 (no per-user requirement).")
-    output_tput_per_gpu: float | None = _fc("y: output tokens/s per GPU (MLPerf: result / "
+    output_tput_per_gpu: float | None = _fc("y: output tokens/s per every GPU (MLPerf: result / "
                                             "accelerators). For an answer: interpolated, NULL "
                                             "when out of range.")
-    tput_per_gpu: float | None = _fc("Total (input + output) tokens/s per GPU (InferenceX).")
+    tput_per_gpu: float | None = _fc("Total (input + output) tokens/s per GPU (InferenceX); for "
+                                     "an answer interpolated between the same two points.")
+    input_tput_per_gpu: float | None = _fc("Input tokens/s per every GPU (InferenceX).")
+    output_tput_per_decode_gpu: float | None = _fc("InferenceX's own output figure: divided by "
+                                                   "the decode GPUs when disaggregated.")
     status: str | None = _fc("Answers only: interpolated, measured (the interactivity is a "
                              "frontier point's) or out of range (never extrapolated).")
     requested_interactivity: float | None = _fc("Answers only: the interactivity asked for.")
@@ -434,10 +455,23 @@ class FrontierPointPublic(BaseModel):
     nearest_id: str | None = _fc("Out-of-range answers: the nearest frontier point.")
     nearest_interactivity: float | None = _fc("Out-of-range answers: its interactivity.")
     nearest_output_tput_per_gpu: float | None = _fc("Out-of-range answers: its throughput per GPU.")
+    measured_interactivity_min: float | None = _fc("Answers: the lowest interactivity on the "
+                                                   "series' frontier.")
+    measured_interactivity_max: float | None = _fc("Answers: the highest interactivity on it.")
     observed_on: date | None = _fc("InferenceX observation date.")
     run_url: str | None = _fc("InferenceX run that measured the point.")
+    run_started_at: str | None = _fc("When that run started, as published.")
     scenario: str | None = _fc("MLPerf scenario: Offline, Server or Interactive.")
     round: str | None = _fc("MLPerf round.")
+    division: str | None = _fc("MLPerf division (closed, open, network).")
+    availability: str | None = _fc("MLPerf availability: available, preview or rdi.")
+    preview: bool | None = _fc("MLPerf: true for a preview result (systems not yet available).")
+    citation: str | None = _fc("MLPerf: the result ID, or where the round publishes none, "
+                               "organisation, system, round, division, availability and the "
+                               "results path at a pinned commit.")
+    lengths_match: bool | None = _fc("MLPerf: whether the result ran at this chart's input/"
+                                     "output lengths (never: MLPerf runs its own dataset).")
+    lengths_note: str | None = _fc("MLPerf: what lengths the result ran at.")
     mlperf_id: str | None = _fc("MLPerf result ID as MLCommons publishes it (JSON ID, e.g. "
                                 "5.1-0001), where the round's file has one.")
     details_url: str | None = _fc("MLCommons' details page of the MLPerf result, where published.")
@@ -445,7 +479,7 @@ class FrontierPointPublic(BaseModel):
     organization: str | None = _fc("MLPerf submitter.")
     tpot_limit_ms: float | None = _fc("MLPerf: the p99 TPOT limit the per-user floor comes from.")
     rate_per_accelerator_hour: float | None = _fc("Assumed USD per GPU-hour (evidence: assumption).")
-    cost_per_million_tokens: float | None = _fc("rate / (output tokens/s per GPU x 3600) x 1e6, "
+    cost_per_million_tokens: float | None = _fc("rate / (output tokens/s per every GPU x 3600) x 1e6, "
                                                 "USD per million output tokens.")
     list_price_per_accelerator_hour: float | None = _fc("Cheapest current Azure list price per "
                                                         "accelerator-hour in the region/offer/OS "
@@ -453,6 +487,12 @@ class FrontierPointPublic(BaseModel):
     list_price_sku: str | None = _fc("The Azure VM size of that price.")
     list_price_cost_per_million_tokens: float | None = _fc("Cost per million output tokens at that "
                                                            "list price; NULL without one.")
+    list_price_cost_per_million_total_tokens: float | None = _fc("Cost per million total tokens "
+                                                                 "at that list price.")
+    cost_per_million_input_tokens: float | None = _fc("rate / (input tokens/s per GPU x 3600) x "
+                                                      "1e6 (InferenceX).")
+    cost_per_million_total_tokens: float | None = _fc("rate / (total tokens/s per GPU x 3600) x "
+                                                      "1e6 (InferenceX).")
     joules_per_output_token: float | None = _fc("Energy per output token where valid: InferenceX "
                                                 "only with power_valid 1 on schema 2 (GPU power); "
                                                 "MLPerf from its wall-power run. See energy_scope.")
@@ -464,6 +504,8 @@ class FrontierPointPublic(BaseModel):
     measurer: str | None = _fc("Who measured the point.")
     cost_basis: str | None = _fc("Evidence basis of the cost figures.")
     notice: str | None = _fc("Attribution: InferenceX's, or MLCommons' derived-result notice.")
+    combined: str | None = _fc("Every row: the answer combines MLPerf with non-MLPerf results, "
+                               "and how.")
 
 
 class ClaimObservationPublic(BaseModel):
@@ -496,6 +538,7 @@ class ClaimObservationPublic(BaseModel):
     fastest_observation_id: str | None = col("claim_observation_check", "fastest_observation_id")
     fastest_interactivity: float | None = col("claim_observation_check", "fastest_interactivity")
     reached: bool | None = col("claim_observation_check", "reached")
+    compared_on: str | None = col("claim_observation_check", "compared_on")
     verdict: str | None = col("claim_observation_check", "verdict")
     basis: str | None = col("claim_observation_check", "basis")
     notice: str | None = col("claim_observation_check", "notice")

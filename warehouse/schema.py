@@ -389,7 +389,12 @@ class AzurePrice(AzurePriceBase, table=True):
 # --------------------------------------------------------------------------- InferenceX
 
 class InferencexObservationBase(SQLModel):
-    id: str = F("Stable id: ix: and InferenceX's own benchmark_results id where the row has one, else ix:h: and a hash of the row's configuration, concurrency, date and run URL. Rows are immutable: a refresh adds ids it has not seen and never rewrites one.", primary_key=True)
+    id: str = F("Version id: the observation key for the first version seen, the key and ~ and the first 12 hex digits of the new content's sha256 for a later revision. A refresh never rewrites a version's figures: a changed upstream row closes its version (valid_to) and adds a new one.", primary_key=True)
+    observation_key: str | None = F("Stable id of the upstream row across its versions: ix: and InferenceX's own benchmark_results id where the row has one, else ix:h: and a hash of the row's configuration, concurrency, date and run URL.")
+    content_sha256: str | None = F("sha256 of the upstream row as published (canonical JSON, keys sorted): a new value means a revision.")
+    valid_from: datetime | None = F("When a refresh first fetched this version (UTC).")
+    valid_to: datetime | None = F("When a refresh fetched a revision of the row that replaced this version (NULL: current).")
+    withdrawn_at: datetime | None = F("When the response that used to list the row (same request, same configuration and date) first no longer did; the row is kept, never deleted. NULL: still listed or superseded by a newer run.")
     upstream_id: str | None = F("InferenceX's benchmark_results id (JSON id, a string of digits), where published.")
     model: str = F("InferenceX raw model key, e.g. dsr1, gptoss120b (not the display name).")
     model_display: str | None = F("The InferenceX display model name the row was requested under (/api/v1/benchmarks?model=).")
@@ -410,7 +415,9 @@ class InferencexObservationBase(SQLModel):
     decode_num_workers: int | None = F("Decode workers (0 on aggregated serving).")
     num_prefill_gpu: int | None = F("Physical prefill GPUs (aggregated rows mirror the decode count).")
     num_decode_gpu: int | None = F("Physical decode GPUs.")
-    gpus: int | None = F("GPUs of the deployment: prefill + decode when disaggregated, else num_decode_gpu (aggregated rows mirror the count; adding would double it).")
+    pp: int | None = F("Pipeline-parallel degree (metrics.pp), where published.")
+    pcp_size: int | None = F("Prefill context-parallel size (metrics.pcp_size), where published.")
+    dcp_size: int | None = F("Decode context-parallel size (metrics.dcp_size), where published; shares the TP GPUs, so it does not add GPUs.")
     benchmark_type: str | None = F("single_turn or agentic_traces (absent before mid-2026: NULL).")
     isl: int | None = F("Input sequence length in tokens (NULL for agentic traces).")
     osl: int | None = F("Output sequence length in tokens (NULL for agentic traces).")
@@ -436,17 +443,21 @@ class InferencexObservationBase(SQLModel):
     e2el_p999_s: float | None = Num("p99.9 end-to-end latency, seconds.")
     interactivity: float | None = Num("Interactivity: median output tokens/s per user (metrics.median_intvty), the frontier's x axis.")
     interactivity_p99: float | None = Num("p99 interactivity (the slow tail, below the median), tokens/s per user.")
-    tput_per_gpu: float | None = Num("Total (input + output) tokens/s per GPU.")
-    input_tput_per_gpu: float | None = Num("Input tokens/s per GPU.")
-    output_tput_per_gpu: float | None = Num("Output tokens/s per GPU: the frontier's y axis (MLPerf's Tokens/s counts output tokens too).")
+    tput_per_gpu: float | None = Num("Total (input + output) tokens/s per GPU as published (metrics.tput_per_gpu): divided by every GPU of the configuration.")
+    input_tput_per_prefill_gpu: float | None = Num("Input tokens/s as published (metrics.input_tput_per_gpu): divided by the prefill GPUs on disaggregated rows, by every GPU on aggregated ones.")
+    output_tput_per_decode_gpu: float | None = Num("Output tokens/s as published (metrics.output_tput_per_gpu): divided by the decode GPUs on disaggregated rows, by every GPU on aggregated ones. The view observation serves output_tput_per_gpu per every GPU.")
     power_valid: int | None = F("metrics.power_valid as published: 1 validated, 0 withheld, NULL no verdict.")
     power_metric_schema_version: int | None = F("metrics.power_metric_schema_version as published (2: whole-deployment energy).")
     power_status: str = F("valid (power_valid 1, schema 2), unsupported_schema, invalid, legacy_unverified (power figures without a verdict: kept in extras only) or none.")
     avg_power_w: float | None = Num("Mean power per GPU, watts (GPU board power only); NULL unless power_valid is 1.")
+    avg_total_gpu_power_w: float | None = Num("Mean power of all the configuration's GPUs together, watts (metrics.avg_total_gpu_power_w); NULL unless power_valid is 1.")
     joules_per_output_token: float | None = Num("GPU energy per output token, joules (whole deployment on schema 2); NULL unless power_valid is 1.")
     observed_on: date = F("The observation's own date (row date), not the as-of date of the request.")
     run_url: str | None = F("GitHub Actions run (with attempt) that measured the row.")
-    run_started_at: str | None = F("When that run started, as published.")
+    run_started_at: str | None = F("When that run started: the row's run_started_at as published, else curve_run_started_at when the curve's date is the row's own (the curve's run is the row's run).")
+    curve_date: date | None = F("Date of the run that anchors the curve the row was served on (curve_date; a point carried forward from an older run has an older date).")
+    curve_workflow_run_id: str | None = F("Workflow run id of that curve run (curve_workflow_run_id).")
+    curve_run_started_at: str | None = F("When that curve run started, as published (curve_run_started_at).")
     requested_as_of: date | None = F("The as-of date the request asked for (sources.toml as_of), NULL for the latest.")
     measurer: str = F("Who measured: SemiAnalysis InferenceX.")
     attribution: str = F("Attribution the publisher asks for on derivative work.")
@@ -497,14 +508,50 @@ def _ddl(model: type[SQLModel]) -> str:
     return str(CreateTable(model.__table__).compile(dialect=duckdb_engine.Dialect()))  # type: ignore[attr-defined]
 
 
+# Columns renamed or dropped since a table was first made, and what fills the columns added to
+# rows an earlier version wrote (run once, when those columns are added).
+RENAMED = {"inferencex_observation": {"output_tput_per_gpu": "output_tput_per_decode_gpu",
+                                      "input_tput_per_gpu": "input_tput_per_prefill_gpu"}}
+DROPPED = {"inferencex_observation": ("gpus",)}  # now counted by the view observation
+BACKFILL = {"inferencex_observation": """
+UPDATE inferencex_observation SET
+    observation_key = coalesce(observation_key, id),
+    valid_from = coalesce(valid_from, first_seen_at),
+    pp = coalesce(pp, TRY_CAST(json_extract_string(extras, '$.metrics.pp') AS INTEGER)),
+    pcp_size = coalesce(pcp_size, TRY_CAST(json_extract_string(extras, '$.metrics.pcp_size') AS INTEGER)),
+    dcp_size = coalesce(dcp_size, TRY_CAST(json_extract_string(extras, '$.metrics.dcp_size') AS INTEGER)),
+    curve_date = coalesce(curve_date, TRY_CAST(json_extract_string(extras, '$.curve_date') AS DATE)),
+    curve_workflow_run_id = coalesce(curve_workflow_run_id, json_extract_string(extras, '$.curve_workflow_run_id')),
+    curve_run_started_at = coalesce(curve_run_started_at, json_extract_string(extras, '$.curve_run_started_at')),
+    avg_total_gpu_power_w = coalesce(avg_total_gpu_power_w, CASE WHEN power_valid = 1 THEN
+        TRY_CAST(json_extract_string(extras, '$.metrics.avg_total_gpu_power_w') AS DOUBLE) END)
+WHERE observation_key IS NULL"""}
+
+
+def _migrate(con: duckdb.DuckDBPyConnection, name: str, have: set[str]) -> set[str]:
+    """Renames and drops of ``RENAMED``/``DROPPED`` on an earlier version's table; the columns
+    it has afterwards."""
+    for old, new in RENAMED.get(name, {}).items():
+        if old in have and new not in have:
+            con.execute(f'ALTER TABLE {name} RENAME COLUMN "{old}" TO "{new}"')
+            have = (have - {old}) | {new}
+    for old in DROPPED.get(name, ()):
+        if old in have:
+            con.execute(f'ALTER TABLE {name} DROP COLUMN "{old}"')
+            have = have - {old}
+    return have
+
+
 def _add_missing_columns(con: duckdb.DuckDBPyConnection, model: type[SQLModel]) -> None:
-    """A table made by an earlier version gains the columns added since (NULL in old rows), and
-    loses NOT NULL on columns that have since become optional."""
+    """A table made by an earlier version is migrated (``_migrate``), gains the columns added
+    since (``BACKFILL`` or NULL in old rows), and loses NOT NULL on columns that have since
+    become optional."""
     import duckdb_engine
 
     table = model.__table__  # type: ignore[attr-defined]
-    have = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() "
-                                      "WHERE table_name = ?", [table.name]).fetchall()}
+    have = _migrate(con, table.name, {r[0] for r in con.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [table.name]).fetchall()})
+    added = False
     required = {r[0] for r in con.execute(
         "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND NOT is_nullable",
         [table.name]).fetchall()}
@@ -515,9 +562,12 @@ def _add_missing_columns(con: duckdb.DuckDBPyConnection, model: type[SQLModel]) 
             continue
         kind = column.type.compile(dialect=duckdb_engine.Dialect())
         con.execute(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}')
+        added = True
         description = model.model_fields[column.name].description
         if description:
             con.execute(f"COMMENT ON COLUMN {table.name}.{column.name} IS $${description}$$")
+    if added and table.name in BACKFILL:
+        con.execute(BACKFILL[table.name])
 
 
 def _sync_comments(con: duckdb.DuckDBPyConnection, model: type[SQLModel]) -> None:

@@ -177,7 +177,12 @@ ACCELERATOR_MATCHES = ("alias", "identity", "ambiguous", "unmapped")
 # --------------------------------------------------------------------------- prices
 
 OFFERS = ("on_demand", "spot", "low_priority", "reservation", "dev_test")
-OPERATING_SYSTEMS = ("linux", "windows")
+OPERATING_SYSTEMS = ("linux", "windows", "unknown")
+# Azure names a VM product's OS by its last word: "… Series Windows" and "… Srs Win" are
+# Windows; a product with no OS word ("… Series", "… Srs") is Linux. Any other last word is
+# os = unknown, reported by the refresh and never priced unless asked for.
+AZURE_OS_TAILS = {"Windows": "windows", "Win": "windows", "Linux": "linux", "Series": "linux",
+                  "Srs": "linux"}
 PRICE_TYPES = ("Consumption", "Reservation", "DevTestConsumption")
 HOURLY_UNITS = ("1 Hour", "1/Hour", "1 Hours")
 HOURS_IN_TERM = {"1 Year": 8760.0, "3 Years": 26280.0, "5 Years": 43800.0}
@@ -201,6 +206,16 @@ INFERENCEX_ATTRIBUTION = ("Data from InferenceX (https://github.com/SemiAnalysis
 # and not verified by MLCommons.
 MLPERF_DERIVED_NOTICE = ("Derived from MLPerf Inference results by perfledger; not verified by "
                          "MLCommons Association. MLPerf is a trademark of MLCommons Association.")
+# A view that places MLPerf results beside non-MLPerf ones says so, with the method.
+MLPERF_COMBINED_NOTICE = (
+    "Combines MLPerf Inference results (MLCommons; kind mlperf: result / accelerators at the "
+    "rules' per-user floor 1000 / p99 TPOT limit, Offline at 0; each cited by round, division, "
+    "availability and result ID or citation) with non-MLPerf results (SemiAnalysis InferenceX "
+    "observations, third-party measured: median interactivity, output tokens/s per every GPU). "
+    "The non-MLPerf results were not verified by MLCommons Association and were not run under "
+    "MLPerf's rules. MLPerf is a trademark of MLCommons Association.")
+MLPERF_DATASET_NOTE = ("MLPerf runs its own dataset (lengths vary per sample), not the fixed "
+                       "input/output lengths of this chart: placed for reference, not matched.")
 
 
 class PowerStatus(StrEnum):

@@ -62,8 +62,11 @@ class ObservationParams(PageParams):
             response_model=ListPage[ObservationPublic])
 def observations(request: Request, q: Annotated[ObservationParams, Query()]) -> Response:
     """Every SemiAnalysis InferenceX observation: configuration, latency percentiles,
-    interactivity, throughput per GPU and power with its validity verdict; missing metrics are
-    null. Each row cites its run (``run_url``) and carries InferenceX's attribution. Newest
+    interactivity, throughput per every GPU (the publisher's own figures beside, named for what
+    they divide by), the GPU count and how it was counted, the publisher's invariants the row
+    breaks, and power with its validity verdict; missing metrics are null. One version per row:
+    the current one, or with ``as_of`` the one valid then (a revised upstream row keeps its
+    earlier versions). Each row cites its run (``run_url``) and carries InferenceX's attribution. Newest
     first unless sorted."""
     f = queries.ObservationFilter(
         model=listed(q.model), accelerator=listed(q.accelerator),
@@ -71,7 +74,8 @@ def observations(request: Request, q: Annotated[ObservationParams, Query()]) -> 
         isl=q.isl or [], osl=q.osl or [],
         power_status=check_choice("power_status", listed(q.power_status), POWER_STATUSES),
         date_from=_day("date_from", q.date_from), date_to=_day("date_to", q.date_to))
-    return render_list(request, queries.observations_query(f), q, parse_as_of(q.as_of))
+    at = parse_as_of(q.as_of)
+    return render_list(request, queries.observations_query(f, at), q, at)
 
 
 class FrontierParams(PageParams):
@@ -85,6 +89,11 @@ class FrontierParams(PageParams):
     framework: list[str] | None = Field(None, description="Only these frameworks (default: the "
                                         "best of any framework on each accelerator).")
     precision: list[str] | None = Field(None, description="Only these precisions.")
+    spec_method: list[str] | None = Field(None, description="Only these speculative-decoding "
+                                          "methods: none or mtp (default: both, each its own "
+                                          "configuration on the curve).")
+    disagg: bool | None = Field(None, description="true: only disaggregated configurations; "
+                                "false: only aggregated ones (default: both).")
     interactivity: float | None = Field(None, gt=0, le=1e6, description="Tokens/s per user to "
                                         "answer at: interpolated between the neighbouring "
                                         "frontier points, 'out of range' outside them.")
@@ -120,7 +129,7 @@ def frontier(request: Request, q: Annotated[FrontierParams, Query()]) -> Respons
     query = queries.frontier_query(
         model=q.model, isl=q.isl, osl=q.osl, accelerator=listed(q.accelerator),
         framework=listed(q.framework), precision=listed(q.precision),
-        until=_day("date", q.date), interactivity=q.interactivity, rate=q.rate,
+        spec_method=listed(q.spec_method), disagg=q.disagg, until=_day("date", q.date), interactivity=q.interactivity, rate=q.rate,
         region=q.region, offer=check_choice("offer", [q.offer], CHOICES["offer"])[0],
         os=check_choice("os", [q.os], CHOICES["os"])[0],
         include_dominated=q.include_dominated, mlperf_division=divisions)

@@ -380,15 +380,19 @@ async function frontier(s) {
   const ml = rows.filter((r) => r.kind === "mlperf");
   const cost = (r) => s.basis === "list_price" ? r.list_price_cost_per_million_tokens : r.cost_per_million_tokens;
   rowsOrNone("frontier-table", [...curve, ...ml].map((r) => `<tr data-kind="${esc(r.kind)}">
-      <td>${r.kind === "mlperf" ? `MLPerf ${esc(r.round)} ${esc(r.scenario)}` : "InferenceX"}</td>
+      <td>${r.kind === "mlperf" ? `MLPerf ${esc(r.round)} ${esc(r.scenario)}, ${esc(r.division)}, ${r.preview ? "<strong>preview</strong>" : esc(r.availability)}` : "InferenceX"}</td>
       <td>${esc(r.series)}</td>
-      <td>${r.kind === "mlperf" ? esc(`${r.organization}: ${r.system_name}`) : esc(`${r.framework} ${r.precision}, ${r.gpus ?? "?"} GPUs, concurrency ${r.conc}`)}</td>
+      <td title="${esc(r.configuration ?? "")}">${r.kind === "mlperf" ? esc(`${r.organization}: ${r.system_name}`) : esc(`${r.framework} ${r.precision}, ${r.gpus ?? "?"} GPUs, concurrency ${r.conc}`)}</td>
+      <td data-testid="citation">${r.kind === "mlperf" ? esc(r.citation ?? "") : ""}</td>
       <td class="num" data-testid="x" data-v="${r.interactivity}">${num(r.interactivity, 1)}</td>
       <td class="num" data-testid="y" data-v="${r.output_tput_per_gpu}">${link(r.kind === "mlperf" ? `/v1/results/${r.id.slice(7)}` : `/v1/observations?model=${encodeURIComponent(s.model)}&accelerator=${encodeURIComponent(r.hardware)}&isl=${isl}&osl=${osl}`, num(r.output_tput_per_gpu, 1))}</td>
       <td class="num" data-v="${cost(r) ?? ""}">${cost(r) == null ? '<span class="none">no price</span>' : "$" + num(cost(r), 3)}</td>
       <td class="num" data-v="${r.joules_per_output_token ?? ""}">${r.joules_per_output_token == null ? '<span class="none">not valid / none</span>' : num(r.joules_per_output_token, 3)}</td>
       <td>${esc(r.energy_scope ?? "")}</td>
-      <td><span class="badge ${esc(r.evidence)}">${esc(r.evidence)}</span></td></tr>`).join(""), 9, "No rows.");
+      <td><span class="badge ${esc(r.evidence)}">${esc(r.evidence)}</span></td></tr>`).join(""), 10, "No rows.");
+  const combined = document.getElementById("frontier-combined");
+  combined.hidden = !(ml.length && curve.length);
+  combined.textContent = combined.hidden ? "" : rows[0].combined;
   empty("frontier-empty", curve.length ? "" : `InferenceX has no observation of ${esc(s.model)} at ${esc(isl)}/${esc(osl)} tokens in this snapshot.${rows.length ? "" : why(rows)}`);
   if (!curve.length && !ml.length) { hide("frontier-chart"); return; }
   const series = [...new Set(curve.map((r) => r.series))];
@@ -396,7 +400,7 @@ async function frontier(s) {
     const rs = curve.filter((r) => r.series === acc).sort((a, b) => a.interactivity - b.interactivity);
     return {type: "scatter", mode: "lines+markers", name: acc, x: rs.map((r) => r.interactivity),
             y: rs.map((r) => r.output_tput_per_gpu), line: {color: colour(acc).color}, marker: {size: 7, color: colour(acc).color},
-            hovertext: rs.map((r) => `${acc}: ${r.framework} ${r.precision}, concurrency ${r.conc}<br>${num(r.interactivity, 1)} tokens/s per user, ${num(r.output_tput_per_gpu, 0)} tokens/s per GPU<br>InferenceX, ${r.observed_on}`),
+            hovertext: rs.map((r) => `${acc}: ${esc(r.configuration ?? "")}, concurrency ${r.conc}<br>${num(r.interactivity, 1)} tokens/s per user, ${num(r.output_tput_per_gpu, 0)} tokens/s per GPU (all ${r.gpus} GPUs)<br>InferenceX, ${r.observed_on}`),
             hoverinfo: "text"};
   });
   if (ml.length) {
@@ -404,7 +408,7 @@ async function frontier(s) {
                  x: ml.map((r) => r.interactivity), y: ml.map((r) => r.output_tput_per_gpu),
                  text: ml.map((r) => `MLPerf ${r.scenario} · ${r.series}`), textposition: "top right",
                  marker: {size: 11, symbol: "diamond-open", line: {width: 2}, color: ml.map((r) => colour(r.series).color)},
-                 hovertext: ml.map((r) => `MLPerf ${r.round} ${r.scenario}: ${r.organization}: ${r.system_name}<br>${num(r.output_tput_per_gpu, 0)} tokens/s per accelerator at the ${r.scenario === "Offline" ? "Offline end (no per-user floor)" : num(r.interactivity, 1) + " tokens/s per-user floor"}<br>not verified by MLCommons`),
+                 hovertext: ml.map((r) => `MLPerf ${r.round} ${r.scenario}, ${r.division}, ${r.preview ? "PREVIEW" : r.availability}: ${r.organization}: ${r.system_name}<br>${esc(r.citation ?? "")}<br>${num(r.output_tput_per_gpu, 0)} tokens/s per accelerator at the ${r.scenario === "Offline" ? "Offline end (no per-user floor)" : num(r.interactivity, 1) + " tokens/s per-user floor"}<br>${esc(r.lengths_note ?? "")}<br>${esc(r.notice)}`),
                  hoverinfo: "text"});
   }
   plot("frontier-chart", traces, {height: 440,

@@ -110,6 +110,13 @@ def load(ctx: LoadContext) -> None:
         ctx.outcome.warnings.append(
             f"{SOURCE}: {sku} in {region} ({kind}{', ' + term if term else ''}) is listed "
             f"{len(prices)} times with different prices: {'; '.join(prices)}; the first was kept")
+    unknown_os = [r[0] for r in con.execute(
+        "SELECT DISTINCT product_name FROM _azure_read WHERE os = 'unknown' ORDER BY 1").fetchall()]
+    ctx.outcome.details["unknown_os_products"] = unknown_os
+    if unknown_os:
+        ctx.outcome.warnings.append(
+            f"{SOURCE}: {len(unknown_os)} product name(s) end in a word that names no known OS "
+            f"(os = unknown, never priced unless asked): {', '.join(unknown_os[:10])}")
     ctx.check_shrink("azure_prices", open_count, items)
     ctx.check_growth("azure_prices", open_count, items)
 

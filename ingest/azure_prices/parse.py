@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -16,7 +17,7 @@ import orjson
 
 from ingest.http import Raw
 from warehouse.exceptions import ParseError
-from warehouse.vocabulary import HOURLY_UNITS, HOURS_IN_TERM, Evidence
+from warehouse.vocabulary import AZURE_OS_TAILS, HOURLY_UNITS, HOURS_IN_TERM, Evidence
 
 SOURCE = "azure_prices"
 PARSER_VERSION = "azure-retail-prices/1"
@@ -32,9 +33,11 @@ def price_key(item: dict) -> str:
 
 
 def classify(item: dict) -> tuple[str, str]:
-    """(os, offer) of an item: Windows when the product name ends in Windows; spot and low
-    priority from the SKU/meter name; reservation and dev/test from the type."""
-    os_name = "windows" if str(item.get("productName", "")).strip().endswith("Windows") else "linux"
+    """(os, offer) of an item: the OS from the product name's last word (``AZURE_OS_TAILS``:
+    ` Windows` and ` Win` are Windows, ` Series`/` Srs` Linux, anything else unknown); spot and
+    low priority from the SKU/meter name; reservation and dev/test from the type."""
+    words = str(item.get("productName", "")).split()
+    os_name = AZURE_OS_TAILS.get(words[-1] if words else "", "unknown")
     names = f"{item.get('skuName', '')} {item.get('meterName', '')}"
     kind = item.get("type")
     if kind == "Reservation":
@@ -85,6 +88,10 @@ def parse(raw: Raw, *, page: int, snapshot_id: str, observed_at: datetime) -> It
         except (TypeError, ValueError) as e:
             raise ParseError(f"{where} ({item.get('armSkuName')}): {e}", source=SOURCE,
                              page=page, item=index) from None
+        if not (math.isfinite(retail) and math.isfinite(unit_price) and math.isfinite(tier)):
+            raise ParseError(f"{where} ({item.get('armSkuName')}): a price is not a finite "
+                             f"number (retailPrice {item['retailPrice']!r}, unitPrice "
+                             f"{item['unitPrice']!r})", source=SOURCE, page=page, item=index)
         if effective.tzinfo is None:
             effective = effective.replace(tzinfo=UTC)
         os_name, offer = classify(item)

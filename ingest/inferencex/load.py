@@ -1,11 +1,16 @@
-"""Load InferenceX observations into ``inferencex_observation``: append-only, history kept.
+"""Load InferenceX observations into ``inferencex_observation``: versioned, history kept.
 
 A refresh reads the alias file, the availability listing (which raw model keys have data),
-then ``/api/v1/benchmarks?model=<display name>[&date=<as_of>]`` once per display name. Rows are
-immutable: an id already stored is never rewritten, new ids are added, nothing is deleted
-(a response that no longer lists an old run does not remove it). Any failure — a fetch, a
-response that is not a list, a row missing a required field — fails the whole source, and
-the rows of the last good refresh keep serving.
+then ``/api/v1/benchmarks?model=<display name>[&date=<as_of>]`` once per display name. A row
+(``observation_key``) is stored as versions, as prices are: a row not seen before is added; a
+row whose published values changed (``content_sha256``) closes its current version
+(``valid_to``) and adds a new one (id ``key~<sha256[:12]>``); nothing is deleted. A row the
+same request used to list and no longer does, while it lists the same configuration at the
+same or an earlier date, is marked ``withdrawn_at`` (a configuration's newer run superseding
+it is the normal course and marks nothing). The bytes of every response that publishes are
+stored. Each model loads on its own: one the API refuses (``400 {"error":"Unknown model"}``)
+or whose answer cannot be read is that model's failure, named in the run's message, and the
+others load; the source fails only when every model does.
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ from ingest.inferencex.parse import (
     PARSER_VERSION,
     SOURCE,
     ParseReport,
+    content_sha256,
     parse_availability,
     parse_benchmarks,
 )
-from warehouse.db import insert_rows
+from warehouse.db import fetch_dicts, insert_rows, scalar
+from warehouse.exceptions import PerfledgerError, SourceError
 from warehouse.redact import redact
 
 DEFAULT_BASE_URL = "https://inferencex.semianalysis.com"
@@ -75,17 +82,20 @@ def load(ctx: LoadContext) -> None:
     report = ParseReport()
     added = 0
     for display, raw_keys in wanted.items():
-        params = {"model": display, **({"date": as_of} if as_of else {})}
-        label = f"benchmarks:{display}:{as_of or 'latest'}"
-        prev = ctx.previous(SOURCE, label)
-        raw = ctx.fetch(_url(base, "/api/v1/benchmarks", **params), SOURCE, prev)
-        detail: dict = {"url": redact(raw.url), "keys": raw_keys}
+        detail: dict = {"keys": raw_keys}
         ctx.outcome.details[display] = detail
-        if raw.not_modified or (prev and prev["sha256"] == raw.sha256
-                                and prev["parser_version"] == PARSER_VERSION):
-            detail["status"] = "unchanged"
-            continue
-        added += _add(ctx, raw, display, label, cfg.as_of, report, detail)
+        try:
+            added += _load_model(ctx, base, display, as_of, cfg.as_of, report, detail)
+        except PerfledgerError as e:
+            why = str(e).removeprefix(f"{SOURCE}: ")
+            detail.update(status="failed", message=why)
+            ctx.outcome.stale[f"model {display}"] = why
+            if not scalar(ctx.reader, "SELECT count(*) FROM inferencex_observation "
+                          "WHERE model_display = ?", [display]):
+                ctx.outcome.unloaded.add(f"model {display}")
+    if wanted and len(ctx.outcome.stale) == len(wanted):
+        raise SourceError("; ".join(f"{m}: {why}" for m, why in ctx.outcome.stale.items()),
+                          source=SOURCE)
     if report.unknown_fields:
         ctx.outcome.warnings.append(
             f"{SOURCE}: fields the publisher's schema does not document, kept in extras: "
@@ -95,28 +105,98 @@ def load(ctx: LoadContext) -> None:
                                     "response; the first kept")
     ctx.outcome.wrote = wrote
     ctx.outcome.finish(added)
+    ctx.outcome.message = "; ".join(filter(None, [ctx.outcome.message, _unmapped(ctx)]))
+
+
+def _load_model(ctx: LoadContext, base: str, display: str, as_of: str | None,
+                as_of_day: date | None, report: ParseReport, detail: dict) -> int:
+    """One model's answer fetched and, when it changed, its versions written; rows written."""
+    params = {"model": display, **({"date": as_of} if as_of else {})}
+    label = f"benchmarks:{display}:{as_of or 'latest'}"
+    prev = ctx.previous(SOURCE, label)
+    raw = ctx.fetch(_url(base, "/api/v1/benchmarks", **params), SOURCE, prev)
+    detail["url"] = redact(raw.url)
+    if raw.not_modified or (prev and prev["sha256"] == raw.sha256
+                            and prev["parser_version"] == PARSER_VERSION):
+        detail["status"] = "unchanged"
+        return 0
+    return _add(ctx, raw, display, label, as_of_day, report, detail)
+
+
+def _unmapped(ctx: LoadContext) -> str:
+    """Hardware and model keys of the observations that data/inferencex.yaml does not list, in
+    the run report and in words for the run's message (the terminal line and /healthz)."""
+    found = ctx.reader.execute(  # the staging file once this refresh wrote, else the current
+        "SELECT kind, list(DISTINCT key ORDER BY key) FROM (SELECT 'hardware' AS kind, "
+        "hardware_base AS key FROM inferencex_observation UNION ALL SELECT 'model', model "
+        "FROM inferencex_observation) o WHERE NOT EXISTS (SELECT 1 FROM inferencex_alias a "
+        "WHERE a.kind = o.kind AND a.key = o.key) GROUP BY kind ORDER BY kind").fetchall()
+    ctx.outcome.details["unmapped_keys"] = dict(found)
+    return "; ".join(f"unmapped {kind} key(s) {', '.join(keys)} (add them to "
+                     "data/inferencex.yaml)" for kind, keys in found)
 
 
 def _add(ctx: LoadContext, raw: Raw, display: str, label: str, as_of: date | None,
          report: ParseReport, detail: dict) -> int:
-    """Parse one response and append the rows whose ids are new; returns how many."""
+    """Parse one response and write its new rows, revisions and withdrawals; returns how
+    many rows it wrote."""
     snapshot_id = ctx.snapshot_id(raw, label)
     rows = list(parse_benchmarks(raw, display=display, snapshot_id=snapshot_id, as_of=as_of,
                                  report=report))
-    ids = [r["id"] for r in rows]
-    known = {r[0] for r in ctx.reader.execute(
-        "SELECT id FROM inferencex_observation WHERE list_contains(?::VARCHAR[], id)",
-        [ids]).fetchall()} if ids else set()
-    fresh = [r for r in rows if r["id"] not in known]
-    detail.update(rows=len(rows), new=len(fresh), kept=len(rows) - len(fresh), sha256=raw.sha256)
-    if not fresh:
+    current = {r["observation_key"]: r for r in fetch_dicts(ctx.reader, (
+        "SELECT * FROM inferencex_observation WHERE valid_to IS NULL "
+        "AND list_contains(?::VARCHAR[], observation_key)"), [[r["id"] for r in rows]])} \
+        if rows else {}
+    fresh, revised = [], []
+    for row in rows:
+        old = current.get(row["observation_key"])
+        if old is None:
+            fresh.append(row)
+        elif (old["content_sha256"] or content_sha256(old)) != row["content_sha256"]:
+            row["id"] = f"{row['observation_key']}~{row['content_sha256'][:12]}"
+            revised.append((old["id"], row))
+    withdrawn = _withdrawn(ctx, rows, display, as_of)
+    detail.update(rows=len(rows), new=len(fresh), revised=len(revised), withdrawn=len(withdrawn),
+                  kept=len(rows) - len(fresh) - len(revised), sha256=raw.sha256)
+    if not (fresh or revised or withdrawn):
         detail["status"] = "no new observations"
         return 0
     ctx.changing()
     ctx.record(raw, kind="inferencex_benchmarks", label=label, parser_version=PARSER_VERSION)
-    insert_rows(ctx.con, "inferencex_observation", fresh)
+    fetched = raw.fetched_at
+    if revised:
+        ctx.con.execute("UPDATE inferencex_observation SET valid_to = ? WHERE "
+                        "list_contains(?::VARCHAR[], id)", [fetched, [i for i, _ in revised]])
+    if withdrawn:
+        ctx.con.execute("UPDATE inferencex_observation SET withdrawn_at = ? WHERE "
+                        "list_contains(?::VARCHAR[], id)", [fetched, withdrawn])
+    insert_rows(ctx.con, "inferencex_observation", fresh + [r for _, r in revised])
     detail["status"] = "updated"
-    return len(fresh)
+    return len(fresh) + len(revised) + len(withdrawn)
+
+
+# What makes one configuration of a request's answer (its sweep points differ in conc).
+CONFIG = ("model", "hardware", "framework", "precision", "spec_method", "disagg",
+          "is_multinode", "prefill_tp", "prefill_ep", "prefill_dp_attention",
+          "prefill_num_workers", "decode_tp", "decode_ep", "decode_dp_attention",
+          "decode_num_workers", "num_prefill_gpu", "num_decode_gpu", "benchmark_type", "isl",
+          "osl", "offload_mode")
+
+
+def _withdrawn(ctx: LoadContext, rows: list[dict], display: str, as_of: date | None) -> list[str]:
+    """Ids of the current versions this request listed before and lists no more, while it
+    lists their configuration at the same or an earlier date."""
+    listed = {r["observation_key"] for r in rows}
+    latest: dict[tuple, date] = {}
+    for r in rows:
+        key = tuple(r[c] for c in CONFIG)
+        latest[key] = max(latest.get(key, r["observed_on"]), r["observed_on"])
+    stored = fetch_dicts(ctx.reader, (
+        "SELECT * FROM inferencex_observation WHERE valid_to IS NULL AND withdrawn_at IS NULL "
+        "AND model_display = ? AND requested_as_of IS NOT DISTINCT FROM ?"), [display, as_of])
+    return [s["id"] for s in stored if s["observation_key"] not in listed
+            and tuple(s[c] for c in CONFIG) in latest
+            and latest[tuple(s[c] for c in CONFIG)] <= s["observed_on"]]
 
 
 def _load_aliases(ctx: LoadContext, path: str) -> bool:

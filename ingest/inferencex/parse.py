@@ -10,6 +10,13 @@ and p99.9 percentiles later than the medians), so the parser is defensive:
 * a metric the row does not carry is NULL, never 0 (the API omits a key rather than send 0);
 * power figures land in their columns only when the row's own verdict ``power_valid`` is 1, with
   the schema version beside them; legacy figures without a verdict stay in ``extras`` only;
+  figures InferenceX withheld (``power_valid`` 0) are kept nowhere but the raw bytes;
+* a row is refused (its model fails, the others load) when its JSON repeats a key, holds
+  NaN/Infinity, its concurrency or a published GPU count is not positive, or its date is after
+  the fetch;
+* throughputs are kept as published, named for what InferenceX divides them by
+  (``output_tput_per_decode_gpu``, ``input_tput_per_prefill_gpu``); the view ``observation``
+  counts every GPU and divides by it (``warehouse.gpus``);
 * every field or metric without a column goes to ``extras`` (JSON); fields the publisher's
   schema does not document are also named in the run report.
 """
@@ -18,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Iterator
 from datetime import date, datetime
@@ -42,14 +50,18 @@ REQUIRED = ("hardware", "framework", "model", "precision", "isl", "osl", "conc",
 
 # Row fields with a column of their own (name on the wire = column name).
 STRINGS = ("hardware", "framework", "model", "precision", "spec_method", "benchmark_type",
-           "offload_mode", "image", "recipe_fingerprint", "run_url", "run_started_at")
+           "offload_mode", "image", "recipe_fingerprint", "run_url", "run_started_at",
+           "curve_workflow_run_id", "curve_run_started_at")
 INTEGERS = ("prefill_tp", "prefill_ep", "prefill_num_workers", "decode_tp", "decode_ep",
             "decode_num_workers", "num_prefill_gpu", "num_decode_gpu", "isl", "osl", "conc")
 BOOLEANS = ("disagg", "is_multinode", "prefill_dp_attention", "decode_dp_attention")
-COLUMNED = {*STRINGS, *INTEGERS, *BOOLEANS, "id", "date", "metrics"}
+COLUMNED = {*STRINGS, *INTEGERS, *BOOLEANS, "id", "date", "curve_date", "metrics"}
 # Fields the publisher documents that have no column here (kept in extras, not reported).
-DOCUMENTED = {"workers", "power_invalid_reasons", "power_audit", "workflow_run_id",
-              "curve_date", "curve_workflow_run_id", "curve_run_started_at"}
+DOCUMENTED = {"workers", "power_invalid_reasons", "power_audit", "workflow_run_id"}
+# Parallelism the metrics carry (integers; absent before mid-2026: NULL, read as 1).
+PARALLELISM = {"pp": "pp", "pcp_size": "pcp_size", "dcp_size": "dcp_size"}
+# Counts that must be positive where published.
+POSITIVE = ("conc", "prefill_tp", "decode_tp", "num_prefill_gpu")
 
 # column -> metrics key (times in seconds, throughputs in tokens/s per GPU).
 METRICS = {
@@ -58,11 +70,15 @@ METRICS = {
                          ("p999", "p99.9"))},
     "interactivity": "median_intvty",
     "interactivity_p99": "p99_intvty",
+    # As published: InferenceX divides input by the prefill GPUs and output by the decode GPUs
+    # of a disaggregated configuration, total by all of them (the view observation divides
+    # each by every GPU).
     "tput_per_gpu": "tput_per_gpu",
-    "input_tput_per_gpu": "input_tput_per_gpu",
-    "output_tput_per_gpu": "output_tput_per_gpu",
+    "input_tput_per_prefill_gpu": "input_tput_per_gpu",
+    "output_tput_per_decode_gpu": "output_tput_per_gpu",
 }
-POWER_METRICS = {"avg_power_w": "avg_power_w", "joules_per_output_token": "joules_per_output_token"}
+POWER_METRICS = {"avg_power_w": "avg_power_w", "avg_total_gpu_power_w": "avg_total_gpu_power_w",
+                 "joules_per_output_token": "joules_per_output_token"}
 POWER_FLAGS = ("power_valid", "power_metric_schema_version")
 # Any of these present means the row carries power figures (for the legacy status).
 POWER_KEYS = re.compile(r"(power|joules|energy)")
@@ -87,10 +103,35 @@ def _fail(what: str, index: int, url: str) -> ParseError:
     return ParseError(f"{SOURCE}: {what} (row {index} of {url})", source=SOURCE, url=url)
 
 
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a finite number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is not a finite number")
+    return value
+
+
 def load_json(raw: Raw) -> object:
-    """The body as JSON, or a ParseError saying it is not."""
+    """The body as JSON, or a ParseError saying why not: not JSON, nested deeper than the
+    decoder goes (Python's recursion limit), a key repeated in one object, or NaN/Infinity."""
     try:
-        return json.loads(raw.body)
+        return json.loads(raw.body, object_pairs_hook=_no_duplicates,
+                          parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise ParseError(f"{SOURCE}: {raw.url} is not JSON a row could be read from: nested too "
+                         "deeply", source=SOURCE, url=raw.url) from None
     except (UnicodeDecodeError, ValueError) as e:
         raise ParseError(f"{SOURCE}: {raw.url} is not JSON: {e}", source=SOURCE,
                          url=raw.url) from e
@@ -143,8 +184,45 @@ def power_status(metrics: dict) -> PowerStatus:
     return PowerStatus.none
 
 
-def parse_row(row: object, index: int, url: str, report: ParseReport) -> dict:
-    """One BenchmarkRow → one observation (without its provenance columns)."""
+# The published values a revision changes (a row's figures and configuration); provenance
+# (run URL, image, curve identity, which moves when a newer run carries a point forward) and
+# what perfledger derives are not among them.
+REVISED = tuple(c for c in STRINGS if c not in ("image", "run_url", "run_started_at",
+                                                "curve_workflow_run_id", "curve_run_started_at")
+                ) + INTEGERS + BOOLEANS + tuple(PARALLELISM) + tuple(METRICS) \
+    + tuple(POWER_METRICS) + POWER_FLAGS + ("observed_on",)
+
+
+def content_sha256(row: dict) -> str:
+    """sha256 of a row's ``REVISED`` values (a parsed row or a stored one alike)."""
+    values = json.dumps([row.get(c) for c in REVISED], default=str, separators=(",", ":"))
+    return hashlib.sha256(values.encode()).hexdigest()
+
+
+def _check_counts(out: dict, index: int, url: str) -> None:
+    """Concurrency and published GPU counts are positive (a disaggregated row's decode count
+    too); anything else is not an observation."""
+    names = POSITIVE + (("num_decode_gpu",) if out["disagg"] else ())
+    for name in names:
+        if out[name] is not None and out[name] <= 0:
+            raise _fail(f"field {name!r} is {out[name]}: not a possible observation", index, url)
+    if out["num_decode_gpu"] is not None and out["num_decode_gpu"] < 0:
+        raise _fail(f"field 'num_decode_gpu' is {out['num_decode_gpu']}", index, url)
+
+
+def _day(value: object, name: str, index: int, url: str) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(str(value))
+    except ValueError:
+        raise _fail(f"field {name!r} is not YYYY-MM-DD: {value!r}", index, url) from None
+
+
+def parse_row(row: object, index: int, url: str, report: ParseReport,
+              fetched_on: date | None = None) -> dict:
+    """One BenchmarkRow → one observation (without its provenance columns). A date after
+    ``fetched_on`` (the fetch's own date) is refused."""
     if not isinstance(row, dict):
         raise _fail(f"row is not an object: {str(row)[:80]}", index, url)
     for name in REQUIRED:
@@ -153,22 +231,26 @@ def parse_row(row: object, index: int, url: str, report: ParseReport) -> dict:
     metrics = row["metrics"]
     if not isinstance(metrics, dict):
         raise _fail("field 'metrics' is not an object", index, url)
-    out: dict = {"id": natural_id(row),
+    key = natural_id(row)
+    out: dict = {"id": key, "observation_key": key,
                  "upstream_id": None if row.get("id") is None else str(row["id"])}
     for names, kind in ((STRINGS, str), (INTEGERS, int), (BOOLEANS, bool)):
         for name in names:
             out[name] = _typed(row.get(name), kind, name, index, url)
     if out["conc"] is None:
         raise _fail("required field 'conc' is missing", index, url)
-    try:
-        out["observed_on"] = date.fromisoformat(str(row["date"]))
-    except ValueError:
-        raise _fail(f"field 'date' is not YYYY-MM-DD: {row['date']!r}", index, url) from None
+    _check_counts(out, index, url)
+    out["observed_on"] = _day(row["date"], "date", index, url)
+    if fetched_on is not None and out["observed_on"] > fetched_on:
+        raise _fail(f"field 'date' is {out['observed_on']}, after the fetch ({fetched_on})",
+                    index, url)
+    out["curve_date"] = _day(row.get("curve_date"), "curve_date", index, url)
+    if out["run_started_at"] is None and out["curve_date"] == out["observed_on"]:
+        out["run_started_at"] = out["curve_run_started_at"]  # the curve's run is the row's
     out["hardware_base"] = re.split(r"[_-]", out["hardware"].strip().lower())[0]
-    prefill, decode = out["num_prefill_gpu"], out["num_decode_gpu"]
-    out["gpus"] = ((prefill or 0) + (decode or 0) if out["disagg"] and (prefill or decode)
-                   else decode)
-    used = set(POWER_FLAGS)
+    used = set(POWER_FLAGS) | set(PARALLELISM.values())
+    for column, key in PARALLELISM.items():
+        out[column] = _typed(metrics.get(key), int, f"metrics.{key}", index, url)
     for column, key in METRICS.items():
         out[column] = _number(metrics, key, index, url)
         used.add(key)
@@ -183,11 +265,13 @@ def parse_row(row: object, index: int, url: str, report: ParseReport) -> dict:
         if metrics.get("power_valid") == 1:
             used.add(key)
     extras: dict = {k: v for k, v in row.items() if k not in COLUMNED}
-    rest = {k: v for k, v in metrics.items() if k not in used}
+    rest = {k: v for k, v in metrics.items() if k not in used
+            and not (metrics.get("power_valid") == 0 and POWER_KEYS.search(k))}
     if rest:
         extras["metrics"] = rest
     report.unknown_fields |= set(row) - COLUMNED - DOCUMENTED
     out["extras"] = json.dumps(extras, sort_keys=True) if extras else None
+    out["content_sha256"] = content_sha256(out)
     return out
 
 
@@ -203,13 +287,14 @@ def parse_benchmarks(raw: Raw, *, display: str, snapshot_id: str, as_of: date | 
     seen: set[str] = set()
     fetched: datetime = raw.fetched_at
     for index, item in enumerate(data):
-        row = parse_row(item, index, raw.url, report)
+        row = parse_row(item, index, raw.url, report, fetched.date())
         if row["id"] in seen:
             report.duplicates += 1
             continue
         seen.add(row["id"])
         row.update(model_display=display, requested_as_of=as_of, measurer=INFERENCEX_MEASURER,
                    attribution=INFERENCEX_ATTRIBUTION, first_seen_at=fetched,
+                   valid_from=fetched, valid_to=None, withdrawn_at=None,
                    evidence=Evidence.third_party_measured.value, source_snapshot_id=snapshot_id)
         yield row
 

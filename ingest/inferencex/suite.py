@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from warehouse import reconcile
 from warehouse.suites import WARNING, Rule, in_set, not_null, rows
 from warehouse.vocabulary import INFERENCEX_MEASURER, POWER_STATUSES
 
@@ -22,9 +23,21 @@ def rules() -> list[Rule]:
              "WHERE power_status = 'valid' AND NOT (power_valid = 1 "
              "AND power_metric_schema_version = 2)"),
         rows("inferencex_observation: throughput and interactivity are not negative", T,
-             "SELECT id, interactivity, tput_per_gpu, output_tput_per_gpu FROM {batch} "
-             "WHERE interactivity < 0 OR tput_per_gpu < 0 OR output_tput_per_gpu < 0 "
-             "OR input_tput_per_gpu < 0"),
+             "SELECT id, interactivity, tput_per_gpu, output_tput_per_decode_gpu FROM {batch} "
+             "WHERE interactivity < 0 OR tput_per_gpu < 0 OR output_tput_per_decode_gpu < 0 "
+             "OR input_tput_per_prefill_gpu < 0"),
+        rows("inferencex_observation: every row's GPUs are counted (a positive count)", T,
+             "SELECT id, disagg, decode_tp, num_prefill_gpu, num_decode_gpu, gpus FROM ("
+             + reconcile.observation_sql("{batch}") + ") WHERE gpus IS NULL OR gpus <= 0"),
+        rows("inferencex_observation: one current version per observation", T,
+             "SELECT observation_key, count(*) AS versions FROM {batch} WHERE valid_to IS NULL "
+             "GROUP BY observation_key HAVING count(*) > 1"),
+        *[rows(f"inferencex_observation: the publisher's invariant holds ({name}); a row that "
+               "breaks it is flagged and left off the frontier", T,
+               "SELECT id, gpus, gpu_count_basis, physical_ratio, invariant_failures FROM ("
+               + reconcile.observation_sql("{batch}") + ") WHERE contains(invariant_failures, "
+               + "'" + name.replace("'", "''") + "')", severity=WARNING)
+          for name in reconcile.INVARIANTS],
         rows("inferencex_observation: the measurer is SemiAnalysis InferenceX", T,
              "SELECT id, measurer FROM {batch} WHERE measurer <> '"
              + INFERENCEX_MEASURER.replace("'", "''") + "'"),

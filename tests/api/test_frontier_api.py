@@ -16,7 +16,7 @@ from tests.conftest import make_settings
 from tests.helpers import SUMMARY_CSV
 from tests.ingest.inferencex.cases import lookup_rows, serve, sources
 
-# (conc, interactivity, output tokens/s per GPU, date): the hand-checked set on h100.
+# (n, interactivity, output tokens/s per GPU, date): the hand-checked set on h100 (8 GPUs, TP8).
 POINTS = [
     (1, 10.0, 1000.0, "2026-09-03"),   # A frontier
     (2, 20.0, 900.0, "2026-09-03"),    # B frontier
@@ -32,12 +32,14 @@ POINTS = [
 def hand_rows() -> list[dict]:
     template = lookup_rows()[0]
     out = []
-    for conc, x, y, day in POINTS:
+    for n, x, y, day in POINTS:
         row = copy.deepcopy(template)
-        row.update(id=f"9000{conc}", hardware="h100", model="dsr1", isl=1024, osl=1024,
-                   conc=conc, date=day)
-        row["metrics"].update(median_intvty=x, output_tput_per_gpu=y, tput_per_gpu=y * 2,
-                              power_valid=0 if conc == 2 else 1)
+        # a concurrency that makes the point physical (conc x interactivity = output tokens/s
+        # of the 8 GPUs) and figures that add up, so the publisher's invariants hold
+        row.update(id=f"9000{n}", hardware="h100", model="dsr1", isl=1024, osl=1024,
+                   conc=round(y * 8 / x), date=day)
+        row["metrics"].update(median_intvty=x, output_tput_per_gpu=y, input_tput_per_gpu=y,
+                              tput_per_gpu=y * 2, power_valid=0 if n == 2 else 1)
         out.append(row)
     return out
 

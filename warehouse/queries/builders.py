@@ -364,9 +364,10 @@ class ObservationFilter:
     date_to: date | None = None
 
 
-def observations_query(f: ObservationFilter) -> ListQuery:
-    """InferenceX observations with their mapped ids, newest first unless sorted."""
-    q = ListQuery(relation="observation", public=ObservationPublic,
+def observations_query(f: ObservationFilter, as_of: datetime | None = None) -> ListQuery:
+    """InferenceX observations with their mapped ids, each row's version valid at ``as_of``
+    (now by default: the current versions), newest first unless sorted."""
+    q = ListQuery(relation="observation", public=ObservationPublic, where=[_valid_at(as_of)],
                   equals={"isl": f.isl, "osl": f.osl, "power_status": f.power_status,
                           "framework": f.framework, "precision": f.precision},
                   casefold=("framework", "precision"),
@@ -393,7 +394,8 @@ def observations_query(f: ObservationFilter) -> ListQuery:
 
 
 def frontier_query(*, model: str, isl: int, osl: int, accelerator: list[str],
-                   framework: list[str], precision: list[str], until: date | None,
+                   framework: list[str], precision: list[str], spec_method: list[str],
+                   disagg: bool | None, until: date | None,
                    interactivity: float | None, rate: float, region: str, offer: str, os: str,
                    include_dominated: bool, mlperf_division: list[str]) -> ListQuery:
     """The frontier of ``model`` at ``isl``/``osl`` per accelerator, MLPerf results on the same
@@ -402,6 +404,7 @@ def frontier_query(*, model: str, isl: int, osl: int, accelerator: list[str],
         model.strip(), isl, osl,
         Accelerators(tuple(accelerator)) if accelerator else [],
         [v.strip().lower() for v in framework], [v.strip().lower() for v in precision],
+        [v.strip().lower() for v in spec_method], disagg,
         until, interactivity, rate, region, offer, os, include_dominated, mlperf_division]
     q = ListQuery(relation="frontier", public=FrontierPointPublic,
                   subquery=(frontier_sql(), params),

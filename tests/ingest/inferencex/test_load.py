@@ -43,10 +43,17 @@ def test_two_refreshes_append_and_keep_history(server, tmp_path):
     server.files[BENCHMARKS] = case("benchmarks-history")  # the API now answers more runs
     second = refresh(settings)
     assert second.status == "published", second.as_dict()
-    assert second.sources[0].rows == 1462 - 230
+    # The history answer is a sample: rows of the first answer it leaves out while listing
+    # their configuration at the same or an earlier date are withdrawn (marked, kept).
+    withdrawn = _withdrawn(rows("benchmarks"), rows("benchmarks-history"))
+    assert second.sources[0].details["DeepSeek-R1-0528"]["withdrawn"] == len(withdrawn) > 0
+    assert second.sources[0].rows == 1462 - 230 + len(withdrawn)
     con = current(tmp_path)
     after = dict(con.execute("SELECT id, source_snapshot_id FROM inferencex_observation").fetchall())
     assert len(after) == 435 + 1462 - 230
+    marked = con.execute("SELECT upstream_id, id FROM inferencex_observation "
+                         "WHERE withdrawn_at IS NOT NULL").fetchall()
+    assert len(marked) == len(withdrawn)
     # every first-refresh row is still there, still citing the bytes it was first read from
     assert {k: after[k] for k in before} == before
     # the 230 runs both answers carry kept their first version (with image; history has none)
@@ -56,6 +63,26 @@ def test_two_refreshes_append_and_keep_history(server, tmp_path):
 
     third = refresh(settings)  # same bytes again: nothing to publish
     assert third.status == "unchanged"
+
+
+CONFIG = ("model", "hardware", "framework", "precision", "spec_method", "disagg", "is_multinode",
+          "prefill_tp", "prefill_ep", "prefill_dp_attention", "prefill_num_workers", "decode_tp",
+          "decode_ep", "decode_dp_attention", "decode_num_workers", "num_prefill_gpu",
+          "num_decode_gpu", "benchmark_type", "isl", "osl", "offload_mode")
+NATURAL = (*CONFIG, "conc", "date", "run_url")
+
+
+def _withdrawn(first: list[dict], second: list[dict]) -> list[tuple]:
+    """Rows of ``first`` that ``second`` lacks while listing their configuration at the same
+    or an earlier date (rows compared by their configuration, concurrency, date and run)."""
+    listed = {tuple(r.get(k) for k in NATURAL) for r in second}
+    latest: dict[tuple, str] = {}
+    for r in second:
+        key = tuple(r.get(k) for k in CONFIG)
+        latest[key] = max(latest.get(key, r["date"]), r["date"])
+    return [tuple(r.get(k) for k in NATURAL) for r in first
+            if tuple(r.get(k) for k in NATURAL) not in listed
+            and latest.get(tuple(r.get(k) for k in CONFIG), "9999") <= r["date"]]
 
 
 def test_as_of_is_sent_and_the_observation_date_is_the_rows_own(server, tmp_path):

@@ -4,6 +4,7 @@ required fields."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, date, datetime
 
 import pytest
@@ -27,9 +28,11 @@ def test_every_recorded_row_parses_with_its_values():
     first = out[0]  # the first row of the payload, values read by hand from the file
     assert (first["hardware"], first["framework"], first["model"], first["precision"]) == \
         ("mi355x", "sglang", "dsr1", "fp4")
-    assert (first["isl"], first["osl"], first["conc"], first["gpus"]) == (1024, 1024, 4, 4)
+    assert (first["isl"], first["osl"], first["conc"]) == (1024, 1024, 4)
+    assert (first["decode_tp"], first["num_prefill_gpu"], first["num_decode_gpu"]) == (4, 4, 4)
     assert first["interactivity"] == pytest.approx(103.64816793368249)
-    assert first["output_tput_per_gpu"] == pytest.approx(98.9883650269406)
+    # kept as published, named for what InferenceX divides it by
+    assert first["output_tput_per_decode_gpu"] == pytest.approx(98.9883650269406)
     assert first["ttft_p999_s"] == pytest.approx(0.8233558841543273)
     assert first["observed_on"] == date(2026, 6, 11)
     assert first["run_url"].endswith("/actions/runs/27213443242/attempts/1")
@@ -44,8 +47,8 @@ def test_missing_metrics_are_null_never_zero():
     for raw_row, row in zip(src, out, strict=True):
         m = raw_row["metrics"]
         assert (row["ttft_p90_s"] is None) == ("p90_ttft" not in m)
-        assert (row["output_tput_per_gpu"] is None) == ("output_tput_per_gpu" not in m)
-    missing = [r for r in out if r["output_tput_per_gpu"] is None]
+        assert (row["output_tput_per_decode_gpu"] is None) == ("output_tput_per_gpu" not in m)
+    missing = [r for r in out if r["output_tput_per_decode_gpu"] is None]
     assert len(missing) == 2 and all(r["tput_per_gpu"] for r in missing)
     assert sum(r["ttft_p90_s"] is None for r in out) == 435 - 145
 
@@ -70,10 +73,13 @@ def test_september_rows_carry_id_and_valid_power_with_its_schema_version():
     assert (r["power_status"], r["power_valid"], r["power_metric_schema_version"]) == ("valid", 1, 2)
     assert r["avg_power_w"] == pytest.approx(645.911)
     assert r["joules_per_output_token"] == pytest.approx(4.016292)
-    # aggregated rows mirror the GPU count: not added
-    assert (r["num_prefill_gpu"], r["num_decode_gpu"], r["gpus"]) == (64, 64, 64)
+    # the published counts as published (the app's TP x EP); the view counts the GPUs
+    assert (r["num_prefill_gpu"], r["num_decode_gpu"], r["pp"]) == (64, 64, 1)
+    assert r["curve_date"] == date(2026, 9, 3) and r["curve_workflow_run_id"] == "2401"
+    # the row's date is its curve's: the curve's run is the row's, so its start is the row's
+    assert r["run_started_at"] == r["curve_run_started_at"] == "2026-09-03 22:38:12+00"
     extras = json.loads(r["extras"])
-    assert extras["curve_date"] == "2026-09-03" and extras["metrics"]["kv_cache_pool_tokens"] == 375856
+    assert extras["metrics"]["kv_cache_pool_tokens"] == 375856
 
 
 @pytest.mark.parametrize(("valid", "version", "status", "kept"), [
@@ -84,6 +90,11 @@ def test_the_power_verdict_decides_what_is_kept(valid, version, status, kept):
     [out] = parse(json.dumps([row]).encode())
     assert out["power_status"] == status
     assert (out["joules_per_output_token"] is not None) is kept
+    # withheld figures (power_valid 0) are served nowhere, extras included
+    power_in_extras = [k for k in json.loads(out["extras"] or "{}").get("metrics", {})
+                       if "power" in k or "joules" in k or "energy" in k]
+    if valid == 0:
+        assert power_in_extras == []
 
 
 def test_an_unknown_field_goes_to_extras_and_is_reported():
@@ -115,6 +126,29 @@ def test_ids_without_a_published_id_are_the_same_across_endpoints():
     bench = {natural_id(r) for r in rows("benchmarks")}
     hist = {natural_id(r) for r in rows("benchmarks-history")}
     assert len(bench & hist) == 230
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda r: r.update(conc=-4), "field 'conc' is -4: not a possible observation"),
+    (lambda r: r.update(num_prefill_gpu=0), "field 'num_prefill_gpu' is 0"),
+    (lambda r: r.update(date="2099-01-01"), "field 'date' is 2099-01-01, after the fetch"),
+])
+def test_an_impossible_observation_is_refused_naming_the_field(change, message):
+    row = lookup_rows()[0]
+    change(row)
+    with pytest.raises(ParseError, match=re.escape(message) + r".*\(row 0 of"):
+        parse(json.dumps([row]).encode())
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    (b'[{"id": "1", "id": "2"}]', "key 'id' appears twice in one object"),
+    (b'[{"metrics": {"tput_per_gpu": NaN}}]', "NaN is not a finite number"),
+    (b'[{"metrics": {"tput_per_gpu": 1e309}}]', "1e309 is not a finite number"),
+    (b"[" * 10_000 + b"]" * 10_000, "nested too deeply"),
+])
+def test_a_malformed_answer_is_refused_with_a_clear_error(body, message):
+    with pytest.raises(ParseError, match=re.escape(message)):
+        parse(body)
 
 
 def test_availability_lists_the_raw_model_keys():
