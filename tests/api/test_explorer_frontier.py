@@ -55,6 +55,19 @@ def test_the_frontier_chart_draws_lines_per_accelerator_and_labels_mlperf(site, 
         "[data-testid=y]").evaluate_all("els => els.map(e => e.dataset.v)")]
     assert max(b200) == pytest.approx(max(r["output_tput_per_gpu"] for r in curve
                                           if r["series"] == "nvidia-b200-sxm-180gb"))
+    # MLPerf beside InferenceX: each MLPerf row shows its citation, the section says the view
+    # combines MLPerf with non-MLPerf results, and carries the trademark notice
+    cited = page.locator("#frontier-table tbody tr[data-kind=mlperf] [data-testid=citation]")
+    assert sorted(cited.all_inner_texts()) == sorted(r["citation"] for r in ml)
+    combined = page.locator("#frontier-combined")
+    assert combined.is_visible() and combined.inner_text() == api[0]["combined"]
+    assert "MLPerf is a trademark of MLCommons Association" in page.locator(
+        "[data-testid=trademark]").inner_text()
+    # the MLPerf markers' hover text carries the citation and the notice
+    hover = page.evaluate("() => document.getElementById('frontier-chart').data"
+                          ".find(t => t.name.startsWith('MLPerf')).hovertext")
+    assert all(any(r["citation"].replace("&", "&amp;") in h for h in hover) for r in ml)
+    assert all("not verified by MLCommons" in h for h in hover)
     # the CSV link is the API's own CSV of the same rows
     href = page.locator("#frontier-csv").get_attribute("href")
     assert href.startswith("/v1/frontier?") and "format=csv" in href

@@ -197,6 +197,36 @@ def test_mlperf_results_sit_on_the_same_axes_and_never_in_the_curve(real):
     assert not any(x2 >= x and y2 >= y and (x2, y2) != (x, y) for x, y in pts for x2, y2 in pts)
 
 
+def test_mlperf_beside_inferencex_is_cited_and_the_combination_labelled(real):
+    got = rows(real, accelerator="b200", limit=1000)
+    for p in got:  # every row says the answer combines MLPerf with non-MLPerf results
+        assert p["combined"].startswith("Combines MLPerf Inference results")
+        assert "not verified by MLCommons" in p["combined"]
+    ml = [p for p in got if p["kind"] == "mlperf"]
+    assert ml
+    for p in ml:
+        assert (p["round"], p["division"]) == ("v6.1", "closed")
+        assert p["availability"] in ("available", "preview", "rdi")
+        assert p["preview"] is (p["availability"] == "preview")
+        # v6.1 publishes no result ID: the citation names organisation, system, round and the
+        # results path at the pinned commit
+        assert p["mlperf_id"] is None
+        assert p["citation"].startswith(f"{p['organization']}, {p['system_name']}, "
+                                        "MLPerf Inference v6.1 (closed, ")
+        assert p["details_url"] and p["details_url"] in p["citation"]
+        assert p["lengths_match"] is False and "its own dataset" in p["lengths_note"]
+        assert "MLPerf is a trademark of MLCommons Association" in p["notice"]
+    # the CSV carries the same citation and label on every row
+    text = real.get("/v1/frontier", params={"model": "deepseek-r1", "isl": 1024, "osl": 1024,
+                                            "accelerator": "b200", "limit": 1000,
+                                            "format": "csv"}).text
+    table = list(csv.DictReader(io.StringIO(text)))
+    assert len(table) == len(got)
+    assert all(r["combined"].startswith("Combines MLPerf") for r in table)
+    assert sorted(r["citation"] for r in table if r["kind"] == "mlperf") == \
+        sorted(p["citation"] for p in ml)
+
+
 def test_lengths_beyond_the_columns_are_a_422_not_a_500(hand):
     # found by schemathesis: isl=2147483648 overflowed the INTEGER parameter
     assert hand.get("/v1/frontier", params={"model": "dsr1", "isl": 2**31, "osl": 1}).status_code == 422

@@ -69,7 +69,38 @@ def test_price_key_ignores_price_but_not_identity(rows):
     assert azure_prices.price_key(item) != azure_prices.price_key(dict(item, armRegionName="x"))
 
 
+@pytest.mark.parametrize(("product", "os"), [
+    ("Virtual Machines NCCadsv5 Srs Win", "windows"),  # Azure's abbreviated Windows product
+    ("Virtual Machines NCCadsv5 Srs", "linux"),
+    ("Virtual Machines ND Series Windows", "windows"),
+    ("Virtual Machines NCads H100 v5 Series", "linux"),
+    ("Virtual Machines ND Series Winter", "unknown"),  # a last word naming no OS: not guessed
+    ("Virtual Machines NC Series Promo", "unknown"),
+])
+def test_the_os_is_the_product_name_s_last_word(product, os):
+    item = {**seed_items()[0], "productName": product}
+    [row] = azure_prices.parse(page([item]), page=1, snapshot_id="s", observed_at=NOW)
+    assert row["os"] == os
+
+
+def test_an_unknown_os_word_is_reported_and_never_priced_by_default(server, tmp_path):
+    from ingest.refresh import refresh
+    from tests.conftest import azure_table, make_settings, mount_azure, write_sources
+
+    items = seed_items()
+    items.append({**items[0], "meterId": "m-odd", "skuId": "s-odd",
+                  "productName": "Virtual Machines ND Series Promo"})
+    mount_azure(server, items=items)
+    report = refresh(make_settings(tmp_path, write_sources(tmp_path / "sources.toml",
+                                                           azure_prices=azure_table(server))))
+    [outcome] = [s for s in report.sources if s.source == "azure_prices"]
+    assert outcome.details["unknown_os_products"] == ["Virtual Machines ND Series Promo"]
+    assert any("Virtual Machines ND Series Promo" in w for w in outcome.warnings)
+
+
 @pytest.mark.parametrize("bad, reason", [
+    ({"retailPrice": "NaN"}, "not a finite number"),
+    ({"retailPrice": "1e309"}, "not a finite number"),
     ({"retailPrice": "cheap"}, "could not convert"),
     ({"meterId": None}, "missing meterId"),
     ({"effectiveStartDate": "yesterday"}, "Invalid isoformat"),
