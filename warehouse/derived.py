@@ -602,13 +602,14 @@ view("observation",
       "current": "True for the version a refresh last fetched (valid_to is NULL)"},
      inherits=("inferencex_observation",))(
 """
+WITH counted AS (""" + reconcile.observation_sql("inferencex_observation") + """)
 SELECT o.*, o.invariant_failures IS NULL AS reconciled, o.valid_to IS NULL AS current,
        h.target_id AS accelerator_id, m.target_id AS model_id,
        CASE WHEN h.id IS NULL THEN 'unmapped' WHEN h.target_id IS NULL THEN 'no_counterpart'
             ELSE 'mapped' END AS hardware_mapping,
        CASE WHEN m.id IS NULL THEN 'unmapped' WHEN m.target_id IS NULL THEN 'no_counterpart'
             ELSE 'mapped' END AS model_mapping
-FROM (""" + reconcile.observation_sql("inferencex_observation") + """) o
+FROM counted o
 LEFT JOIN inferencex_alias h ON h.kind = 'hardware' AND h.key = o.hardware_base
 LEFT JOIN inferencex_alias m ON m.kind = 'model' AND m.key = o.model
 """)

@@ -75,7 +75,7 @@ WITH o0 AS (
     SELECT o.*, o.input_tput_per_prefill_gpu AS i_, o.output_tput_per_decode_gpu AS o_,
            o.tput_per_gpu AS t_, o.num_prefill_gpu AS p_, o.num_decode_gpu AS d_,
            o.disagg IS TRUE AS dis_
-    FROM (SELECT * FROM {relation}) o
+    FROM {relation} o
 ),
 o1 AS (
     SELECT *, dis_ AND i_ IS NOT NULL AND o_ IS NOT NULL AND t_ IS NOT NULL

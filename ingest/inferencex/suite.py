@@ -28,14 +28,14 @@ def rules() -> list[Rule]:
              "OR input_tput_per_prefill_gpu < 0"),
         rows("inferencex_observation: every row's GPUs are counted (a positive count)", T,
              "SELECT id, disagg, decode_tp, num_prefill_gpu, num_decode_gpu, gpus FROM ("
-             + reconcile.observation_sql("{batch}") + ") WHERE gpus IS NULL OR gpus <= 0"),
+             + reconcile.observation_sql("(SELECT * FROM {batch})") + ") WHERE gpus IS NULL OR gpus <= 0"),
         rows("inferencex_observation: one current version per observation", T,
              "SELECT observation_key, count(*) AS versions FROM {batch} WHERE valid_to IS NULL "
              "GROUP BY observation_key HAVING count(*) > 1"),
         *[rows(f"inferencex_observation: the publisher's invariant holds ({name}); a row that "
                "breaks it is flagged and left off the frontier", T,
                "SELECT id, gpus, gpu_count_basis, physical_ratio, invariant_failures FROM ("
-               + reconcile.observation_sql("{batch}") + ") WHERE contains(invariant_failures, "
+               + reconcile.observation_sql("(SELECT * FROM {batch})") + ") WHERE contains(invariant_failures, "
                + "'" + name.replace("'", "''") + "')", severity=WARNING)
           for name in reconcile.INVARIANTS],
         rows("inferencex_observation: the measurer is SemiAnalysis InferenceX", T,

@@ -134,12 +134,25 @@ def _from(node: dict | None, out: dict[str, tuple[str, object]]) -> None:
         return
     if node["type"] == "BASE_TABLE":
         out[node["alias"] or node["table_name"]] = ("table", node["table_name"])
+    elif node["type"] == "SUBQUERY":  # its SELECT, read as a CTE is
+        out[node["alias"]] = ("subquery", node["subquery"]["node"])
     elif node["type"] == "JOIN":
         _from(node["left"], out)
         _from(node["right"], out)
 
 
+_SEEN: dict[tuple, dict[str, tuple[str, str]]] = {}
+
+
 def lineage(con, node: dict, ctes: dict[str, dict]) -> dict[str, tuple[str, str]]:
+    """Memoised ``_lineage`` (chained CTEs are read many times over)."""
+    key = (json.dumps(node, sort_keys=True), tuple(sorted(ctes)))
+    if key not in _SEEN:
+        _SEEN[key] = _lineage(con, node, ctes)
+    return _SEEN[key]
+
+
+def _lineage(con, node: dict, ctes: dict[str, dict]) -> dict[str, tuple[str, str]]:
     """Output column -> (relation, column) for the columns a SELECT passes through unchanged
     (a bare column reference, or ``alias.*``), following common table expressions; set
     operations and computed columns pass nothing through."""
@@ -155,14 +168,19 @@ def lineage(con, node: dict, ctes: dict[str, dict]) -> dict[str, tuple[str, str]
         kind, name = aliases.get(alias, (None, None))
         if kind is None:
             return None
+        if kind == "subquery":
+            return lineage(con, name, scope).get(column)  # type: ignore[arg-type]
         if name in scope:  # a CTE: where its column comes from
             return lineage(con, scope[name], {k: v for k, v in scope.items() if k != name}).get(column)
         return (str(name), column)
 
     def relation_columns(alias: str) -> list[str]:
         kind, name = aliases[alias]
+        if kind == "subquery":
+            return list(lineage(con, name, scope))  # type: ignore[arg-type]
         if name in scope:
-            return list(lineage(con, scope[name], {}))  # its pass-through columns
+            # its pass-through columns (a CTE may read the CTEs before it)
+            return list(lineage(con, scope[name], {k: v for k, v in scope.items() if k != name}))
         return [r[0] for r in con.execute(
             "SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [name]).fetchall()]
 
