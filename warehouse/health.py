@@ -79,6 +79,15 @@ def absent_reason(source: str, runs: list[dict]) -> str:
                        f"{entry['last_status']}: {why}); see /healthz")
 
 
+def failed_parts(source: str, runs: list[dict]) -> dict[str, str]:
+    """The parts (rounds, models) of ``source`` that failed in its latest run: part -> why."""
+    for run in runs:
+        for s in outcomes(run):
+            if s["source"] == source:
+                return {part: redact_text(why) for part, why in (s.get("stale") or {}).items()}
+    return {}
+
+
 def snapshot_journal(con) -> list[dict]:
     """The run journal as a snapshot recorded it when published (``refresh_run``), newest
     first, in the form ``source_status`` reads."""

@@ -105,7 +105,8 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
                 total, rows, cols = run_list(con, q, have)
         hint = None
         if total == 0:
-            hint = (_advice(empty_hint(con, q, opened.loaded_sources(), _absent(con)))
+            absent, failed = _absent(con)
+            hint = (_advice(empty_hint(con, q, opened.loaded_sources(), absent, failed))
                     if opened.id is not None else
                     "no snapshot is published yet: run `perfledger refresh` (see /healthz)")
     except BaseException:  # a failed query may leave the cursor busy: the next one is fresh
@@ -123,16 +124,18 @@ def _advice(empty: Empty) -> str:
     return empty.reason
 
 
-def _absent(con) -> Callable[[str], str]:
-    """Why a source has no rows in this snapshot, from the journal the snapshot recorded."""
-    runs: list[dict] = []  # read only if a source is absent
+def _absent(con) -> tuple[Callable[[str], str], Callable[[str], dict[str, str]]]:
+    """Why a source has no rows in this snapshot, and which of its parts failed in the last
+    refresh (part -> why), from the journal the snapshot recorded (read only when asked)."""
+    runs: list[dict] = []
 
-    def absent(source: str) -> str:
+    def journal() -> list[dict]:
         if not runs:
             runs.extend(health.snapshot_journal(con))
-        return health.absent_reason(source, runs)
+        return runs
 
-    return absent
+    return (lambda source: health.absent_reason(source, journal()),
+            lambda source: health.failed_parts(source, journal()))
 
 
 def render_item(request: Request, opened: Opened, payload: dict, *, memo: bool = False) -> Response:

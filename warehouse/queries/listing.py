@@ -338,11 +338,13 @@ class Empty:
 
 
 def empty_hint(con: duckdb.DuckDBPyConnection, q: ListQuery, loaded: frozenset[str],
-               absent: Callable[[str], str]) -> Empty:
+               absent: Callable[[str], str],
+               failed: Callable[[str], dict[str, str]] = lambda source: {}) -> Empty:
     """Why a query matched nothing, checked in this order: a source of its rows has no rows
     in this snapshot (``loaded``: the sources that have; ``absent`` says why: never loaded,
-    switched off); a filter value this snapshot does not know (with the known ones); rows
-    that exist outside the default filters; else the query's own note."""
+    switched off); a filter value this snapshot does not know (with the known ones, and the
+    source's part of that name that failed in the last refresh, from ``failed``: part -> why);
+    rows that exist outside the default filters; else the query's own note."""
     missing_sources = [s for s in q.sources if s not in loaded]
     if missing_sources:
         return Empty("no rows: " + "; ".join(absent(s) for s in missing_sources))
@@ -351,6 +353,14 @@ def empty_hint(con: duckdb.DuckDBPyConnection, q: ListQuery, loaded: frozenset[s
         known = [r[0] for r in con.execute(k.sql).fetchall() if r[0] is not None]
         folded = {str(v).lower() for v in known}
         missing = [v for v in k.values if not _is_known(con, k.param, v, folded)]
+        parts = {part.lower(): (source, part, why) for source in q.sources
+                 for part, why in failed(source).items()}
+        for value in missing:
+            source, part, why = parts.get(f"{k.param} {value}".lower(), (None, None, None))
+            if source:
+                said.append(f"no {k.param} {value!r} in this snapshot: the {source} source's "
+                            f"{part} failed in the last refresh ({why}); see /healthz")
+        missing = [v for v in missing if f"{k.param} {v}".lower() not in parts]
         if missing:
             close = difflib.get_close_matches(missing[0], [str(v) for v in known], n=3)
             shown = ", ".join(map(str, known[:25])) + (", …" if len(known) > 25 else "")

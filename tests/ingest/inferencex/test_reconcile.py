@@ -247,7 +247,7 @@ def test_a_revision_is_a_new_version_and_the_old_one_reads_back_with_as_of(serve
     con.close()
 
 
-def test_a_model_the_api_refuses_fails_alone(server, tmp_path):
+def test_a_model_the_api_refuses_fails_alone(server, tmp_path, client_for):
     serve(server)
     server.files[AVAILABILITY] = json.dumps([{"model": "dsr1"}, {"model": "gptoss120b"}]).encode()
     real = case("benchmarks")
@@ -266,4 +266,44 @@ def test_a_model_the_api_refuses_fails_alone(server, tmp_path):
     assert con.execute("SELECT DISTINCT model FROM inferencex_observation").fetchall() == \
         [("dsr1",)]
     con.close()
-    assert (DIR / "powerx.json.gz").exists()
+    client = client_for(settings)
+    [source] = [s for s in client.get("/healthz").json()["sources"] if s["source"] == "inferencex"]
+    assert "model gpt-oss-120b" in source["message"]
+    empty = client.get("/v1/observations", params={"model": "gpt-oss-120b"}).json()
+    assert empty["total"] == 0
+    assert empty["hint"].startswith("no model 'gpt-oss-120b' in this snapshot: the inferencex "
+                                    "source's model gpt-oss-120b failed in the last refresh")
+    assert "400" in empty["hint"]
+
+
+def test_unmapped_keys_are_named_on_the_run_s_message(server, tmp_path):
+    data = lookup_rows()
+    data[0]["hardware"] = "tpu7x"
+    published(server, tmp_path, json.dumps(data).encode(), models='["dsv4"]')
+    settings = make_settings(tmp_path, tmp_path / "sources.toml")
+    server.files[BENCHMARKS] = json.dumps(data[:4]).encode()  # a change, so the source runs
+    report = refresh(settings)
+    [outcome] = report.sources
+    assert "unmapped hardware key(s) tpu7x (add them to data/inferencex.yaml)" in outcome.message
+    assert outcome.details["unmapped_keys"] == {"hardware": ["tpu7x"]}
+
+
+def test_an_answer_out_of_range_says_the_measured_range(server, tmp_path, client_for):
+    settings = published(server, tmp_path, json.dumps(powerx_rows()).encode(), models='["dsv4"]')
+    client = client_for(settings)
+    r = client.get("/v1/frontier", params={"model": "dsv4", "isl": 8192, "osl": 1024,
+                                           "interactivity": 5000, "accelerator": "b200"})
+    points = r.json()["rows"]
+    [answer] = [p for p in points if p["kind"] == "at_interactivity"]
+    front = [p["interactivity"] for p in points if p["kind"] == "frontier"]
+    assert answer["status"] == "out of range" and answer["output_tput_per_gpu"] is None
+    assert (answer["measured_interactivity_min"], answer["measured_interactivity_max"]) == \
+        (min(front), max(front))
+    assert "Out of the measured range" in answer["notice"]
+    assert "Interpolated" not in answer["notice"]
+    inside = client.get("/v1/frontier", params={"model": "dsv4", "isl": 8192, "osl": 1024,
+                                                "interactivity": (min(front) + max(front)) / 2,
+                                                "accelerator": "b200"}).json()["rows"]
+    [mid] = [p for p in inside if p["kind"] == "at_interactivity"]
+    assert mid["status"] == "interpolated" and mid["tput_per_gpu"] is not None
+    assert mid["notice"].endswith("not an InferenceX measurement.")
