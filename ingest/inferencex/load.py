@@ -74,10 +74,8 @@ def load(ctx: LoadContext) -> None:
     for key in keys:
         if key in displays:
             wanted.setdefault(displays[key], []).append(key)
-        else:
-            ctx.outcome.warnings.append(
-                f"{SOURCE}: model key {key!r} has no display name in "
-                f"{cfg.aliases or 'data/inferencex.yaml'}; not fetched (add it to fetch it)")
+    unlisted = [k for k in keys if k not in displays]  # available upstream, not fetched
+    ctx.outcome.details["models_without_display_name"] = unlisted
     as_of = cfg.as_of.isoformat() if cfg.as_of else None
     report = ParseReport()
     added = 0
@@ -105,7 +103,10 @@ def load(ctx: LoadContext) -> None:
                                     "response; the first kept")
     ctx.outcome.wrote = wrote
     ctx.outcome.finish(added)
-    ctx.outcome.message = "; ".join(filter(None, [ctx.outcome.message, _unmapped(ctx)]))
+    ctx.outcome.message = "; ".join(filter(None, [
+        ctx.outcome.message, _unmapped(ctx),
+        unlisted and f"model key(s) {', '.join(unlisted)} listed as available but without a "
+                     "display name in data/inferencex.yaml: not fetched (add them to fetch them)"]))
 
 
 def _load_model(ctx: LoadContext, base: str, display: str, as_of: str | None,

@@ -288,6 +288,17 @@ def test_unmapped_keys_are_named_on_the_run_s_message(server, tmp_path):
     assert outcome.details["unmapped_keys"] == {"hardware": ["tpu7x"]}
 
 
+def test_available_models_without_a_display_name_are_named(server, tmp_path):
+    serve(server, json.dumps(lookup_rows()).encode())
+    server.files[AVAILABILITY] = json.dumps([{"model": "dsv4"}, {"model": "newmodel9"}]).encode()
+    report = refresh(make_settings(tmp_path, sources(tmp_path / "sources.toml", server,
+                                                     models="[]")))
+    [outcome] = report.sources
+    assert outcome.details["models_without_display_name"] == ["newmodel9"]
+    assert "model key(s) newmodel9 listed as available but without a display name" \
+        in outcome.message
+
+
 def test_an_answer_out_of_range_says_the_measured_range(server, tmp_path, client_for):
     settings = published(server, tmp_path, json.dumps(powerx_rows()).encode(), models='["dsv4"]')
     client = client_for(settings)
