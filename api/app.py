@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import GZipMiddleware
 
-from api import errors
+from api import errors, mcp
 from api.middleware import RequestGuard, SecurityHeaders
 from api.responses import HeadAsGet, ResponseCache
 from api.routes import (
@@ -83,6 +83,7 @@ def create_app(settings: Settings | None = None) -> PerfledgerAPI:
                                        max_bytes=settings.api_response_cache_mb * 2**20)
     for module in modules:
         app.include_router(module.router)
+    app.router.lifespan_context = mcp.mount(app, mcp.build(app))
     app.mount("/static/docs", StaticFiles(directory=DOCS_ASSETS), name="docs-assets")
     app.mount("/static", StaticFiles(directory=explorer.STATIC), name="static")
     _docs_pages(app)

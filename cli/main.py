@@ -167,6 +167,16 @@ def serve(
 
 
 @app.command()
+def mcp() -> None:
+    """Serve the MCP tools (results, per_accelerator, ratios, costs, frontier, claim_checks,
+    accelerators) over stdio for an agent, read-only, over the current snapshot."""
+    from api import mcp as mcp_server
+    from api.app import create_app
+
+    mcp_server.build(create_app(_settings())).run("stdio")
+
+
+@app.command()
 def sql(
     command: Annotated[str | None, typer.Option("-c", "--command",
                                                 help="Run this SQL and print the result.")] = None,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi import APIRouter, HTTPException
-from fastapi.responses import FileResponse
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import FileResponse, PlainTextResponse
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 router = APIRouter(include_in_schema=False)
@@ -37,3 +37,24 @@ def plotly_js() -> FileResponse:
         raise HTTPException(404, "plotly is not installed; run `make setup`")
     return FileResponse(path, media_type="text/javascript",
                         headers={"Cache-Control": "public, max-age=86400"})
+
+
+@router.get("/llms.txt")
+def llms_txt(request: Request) -> PlainTextResponse:
+    """The API described for agents (llmstxt.org form), from the OpenAPI document itself."""
+    from api.mcp import INSTRUCTIONS
+
+    schema = request.app.openapi()
+    lines = [f"# {schema['info']['title']}", "", f"> {schema['info']['description']}", "",
+             INSTRUCTIONS, "",
+             "Read-only. Lists take limit/offset/sort/columns and format=json|csv|ndjson|parquet; "
+             "errors are {\"error\": {\"status\", \"code\", \"message\", \"param\"}}. "
+             "MCP (streamable HTTP): /mcp/ ; stdio: `perfledger mcp`. Full schema: /openapi.json",
+             "", "## Endpoints", ""]
+    for path, item in schema["paths"].items():
+        op = item.get("get")
+        if op:
+            params = ", ".join(p["name"] for p in op.get("parameters", []))
+            lines.append(f"- [{path}]({path}): {op.get('summary', '')}"
+                         + (f" (parameters: {params})" if params else ""))
+    return PlainTextResponse("\n".join(lines) + "\n", headers={"Cache-Control": "no-cache"})

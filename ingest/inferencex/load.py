@@ -105,8 +105,8 @@ def load(ctx: LoadContext) -> None:
     ctx.outcome.finish(added)
     ctx.outcome.message = "; ".join(filter(None, [
         ctx.outcome.message, _unmapped(ctx),
-        unlisted and f"model key(s) {', '.join(unlisted)} listed as available but without a "
-                     "display name in data/inferencex.yaml: not fetched (add them to fetch them)"]))
+        f"model key(s) {', '.join(unlisted)} listed as available but without a display name "
+        "in data/inferencex.yaml: not fetched (add them to fetch them)" if unlisted else ""]))
 
 
 def _load_model(ctx: LoadContext, base: str, display: str, as_of: str | None,
