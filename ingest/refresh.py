@@ -84,6 +84,10 @@ class RunReport:
             "validation": self.validation, "coverage": self.coverage,
         })
 
+    def partly(self) -> list[str]:
+        """The sources some of whose parts (rounds, models) loaded and some failed."""
+        return [s.source for s in self.sources if s.status == "partial"]
+
     def summary_lines(self) -> list[str]:
         """One short line per source and one for the run: what a terminal or a scheduler's
         log should show (URLs cut to their host; the run record keeps every word)."""
@@ -105,7 +109,10 @@ class RunReport:
                for s in self.sources):
             lines.append(f"note: MLPerf could not be reached; {MIRROR_POINTER}")
         failed = [s.source for s in self.sources if s.status in ("failed", "partial")]
-        said = (f"{', '.join(failed)} did not load (above)"  # the lines above say why
+        none = [s for s in failed if s not in self.partly()]
+        said = ("; ".join(filter(None, [  # the lines above say why
+            none and f"{', '.join(none)} did not load",
+            self.partly() and f"{', '.join(self.partly())} loaded in part"])) + " (above)"
                 if failed and self.message.startswith(tuple(failed)) else one_line(self.message))
         lines.append(f"refresh {self.id}: {self.status}"
                      + (f", snapshot {self.snapshot_id}" if self.snapshot_id else "")

@@ -523,7 +523,9 @@ async function freshness() {
     + (h.validation.no_rows?.length ? `; no rows to check: ${h.validation.no_rows.join(", ")}` : "")]);
   $("freshness").innerHTML = items.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join("")
     + `<dt>Sources</dt><dd>${link("/v1/sources", "/v1/sources")} · ${link("/v1/refreshes", "/v1/refreshes")}</dd>`;
-  const lines = h.sources.filter((src) => src.state === "stale" || src.state === "never_loaded").map((src) => src.state === "stale"
+  const lines = h.sources.filter((src) => src.state === "stale" || src.state === "never_loaded").map((src) => src.last_status === "partial"
+    ? `<li><strong>${esc(src.source)}</strong> loaded in part (${esc(when(src.last_attempt))}): ${esc(src.message)}. What loaded is served; the parts named have the data they last had, if any.</li>`
+    : src.state === "stale"
     ? `<li><strong>${esc(src.source)}</strong> is stale (${esc(src.last_status)} at ${esc(when(src.last_attempt))}): ${esc(src.message)}. Its last good data keeps serving.</li>`
     : `<li><strong>${esc(src.source)}</strong> has never loaded (${esc(src.last_status)} at ${esc(when(src.last_attempt))}): ${esc(src.message)}. Its sections stay empty until it does.</li>`);
   if (!META.rounds.length) {

@@ -23,6 +23,7 @@ from pydantic import Field
 from ingest.context import CURATED_DATA, LoadContext, SourceConfig
 from ingest.http import Raw
 from ingest.inferencex.aliases import parse_aliases
+from ingest.mirror import fetch_or_carried
 from ingest.inferencex.parse import (
     PARSER_VERSION,
     SOURCE,
@@ -50,6 +51,9 @@ class InferencexConfig(SourceConfig):
                                "(benchmarks?date=); none: the latest.")
     aliases: str | None = Field(None, description="Hardware and model key aliases (unset: the "
                                 "checkout's own data/inferencex.yaml).")
+    builtin_mirror: bool = Field(True, description="When InferenceX cannot be reached, read the "
+                                 "answers perfledger carries (ingest/mirror/inferencex) for the "
+                                 "requests they answer; false: fail instead.")
 
 
 def _url(base: str, path: str, **params: str) -> str:
@@ -67,7 +71,8 @@ def load(ctx: LoadContext) -> None:
     displays = dict(ctx.reader.execute(  # staging once the aliases were written, else current
         "SELECT key, display FROM inferencex_alias WHERE kind = 'model' AND display IS NOT NULL"
     ).fetchall())
-    avail = ctx.fetch(_url(base, "/api/v1/availability"), SOURCE, None)
+    avail, _ = fetch_or_carried(ctx, _url(base, "/api/v1/availability"), SOURCE, None,
+                                request="/api/v1/availability", mirror=cfg.builtin_mirror)
     keys = cfg.models or parse_availability(avail)
     ctx.outcome.details["availability"] = {"url": redact(avail.url), "model_keys": keys}
     wanted: dict[str, list[str]] = {}
@@ -76,14 +81,13 @@ def load(ctx: LoadContext) -> None:
             wanted.setdefault(displays[key], []).append(key)
     unlisted = [k for k in keys if k not in displays]  # available upstream, not fetched
     ctx.outcome.details["models_without_display_name"] = unlisted
-    as_of = cfg.as_of.isoformat() if cfg.as_of else None
     report = ParseReport()
     added = 0
     for display, raw_keys in wanted.items():
         detail: dict = {"keys": raw_keys}
         ctx.outcome.details[display] = detail
         try:
-            added += _load_model(ctx, base, display, as_of, cfg.as_of, report, detail)
+            added += _load_model(ctx, cfg, display, report, detail)
         except PerfledgerError as e:
             why = str(e).removeprefix(f"{SOURCE}: ")
             detail.update(status="failed", message=why)
@@ -103,25 +107,35 @@ def load(ctx: LoadContext) -> None:
                                     "response; the first kept")
     ctx.outcome.wrote = wrote
     ctx.outcome.finish(added)
+    mirrored = [m for m, d in ctx.outcome.details.items() if isinstance(d, dict) and "source" in d]
     ctx.outcome.message = "; ".join(filter(None, [
         ctx.outcome.message, _unmapped(ctx),
+        f"{', '.join(mirrored)} read from the built-in mirror's carried copies (InferenceX "
+        "could not be reached)" if mirrored else "",
         f"model key(s) {', '.join(unlisted)} listed as available but without a display name "
         "in data/inferencex.yaml: not fetched (add them to fetch them)" if unlisted else ""]))
 
 
-def _load_model(ctx: LoadContext, base: str, display: str, as_of: str | None,
-                as_of_day: date | None, report: ParseReport, detail: dict) -> int:
-    """One model's answer fetched and, when it changed, its versions written; rows written."""
+def _load_model(ctx: LoadContext, cfg: InferencexConfig, display: str, report: ParseReport,
+                detail: dict) -> int:
+    """One model's answer fetched (or, offline, its carried copy) and, when it changed, its
+    versions written; rows written."""
+    as_of = cfg.as_of.isoformat() if cfg.as_of else None
     params = {"model": display, **({"date": as_of} if as_of else {})}
     label = f"benchmarks:{display}:{as_of or 'latest'}"
     prev = ctx.previous(SOURCE, label)
-    raw = ctx.fetch(_url(base, "/api/v1/benchmarks", **params), SOURCE, prev)
+    path = "/api/v1/benchmarks"
+    raw, copy = fetch_or_carried(ctx, _url(cfg.base_url, path, **params), SOURCE, prev,
+                                 request=_url("", path, **params), mirror=cfg.builtin_mirror)
     detail["url"] = redact(raw.url)
+    if copy is not None:
+        detail["source"] = raw.url
     if raw.not_modified or (prev and prev["sha256"] == raw.sha256
                             and prev["parser_version"] == PARSER_VERSION):
         detail["status"] = "unchanged"
         return 0
-    return _add(ctx, raw, display, label, as_of_day, report, detail)
+    return _add(ctx, raw, display, label, cfg.as_of, report, detail,
+                rows_key=copy.rows_key if copy else None)
 
 
 def _unmapped(ctx: LoadContext) -> str:
@@ -138,12 +152,12 @@ def _unmapped(ctx: LoadContext) -> str:
 
 
 def _add(ctx: LoadContext, raw: Raw, display: str, label: str, as_of: date | None,
-         report: ParseReport, detail: dict) -> int:
-    """Parse one response and write its new rows, revisions and withdrawals; returns how
-    many rows it wrote."""
+         report: ParseReport, detail: dict, rows_key: str | None = None) -> int:
+    """Parse one response (its rows under ``rows_key`` for a carried export) and write its new
+    rows, revisions and withdrawals; returns how many rows it wrote."""
     snapshot_id = ctx.snapshot_id(raw, label)
     rows = list(parse_benchmarks(raw, display=display, snapshot_id=snapshot_id, as_of=as_of,
-                                 report=report))
+                                 report=report, rows_key=rows_key))
     current = {r["observation_key"]: r for r in fetch_dicts(ctx.reader, (
         "SELECT * FROM inferencex_observation WHERE valid_to IS NULL "
         "AND list_contains(?::VARCHAR[], observation_key)"), [[r["id"] for r in rows]])} \

@@ -276,10 +276,12 @@ def parse_row(row: object, index: int, url: str, report: ParseReport,
 
 
 def parse_benchmarks(raw: Raw, *, display: str, snapshot_id: str, as_of: date | None,
-                     report: ParseReport) -> Iterator[dict]:
+                     report: ParseReport, rows_key: str | None = None) -> Iterator[dict]:
     """Every row of one /api/v1/benchmarks response, with provenance; a row whose id was
     already seen in this response is skipped (counted)."""
     data = load_json(raw)
+    if rows_key is not None and isinstance(data, dict):  # an export carrying the answer's rows
+        data = data.get(rows_key)
     if not isinstance(data, list):
         what = data.get("error") if isinstance(data, dict) else None
         raise ParseError(f"{SOURCE}: {raw.url} did not answer a list of rows"

@@ -39,6 +39,10 @@ class CarriedCopy:
     commit: str
     sha256: str
     size: int
+    source: str | None = None  # an API answer carried for a source: which source,
+    request: str | None = None  # which request (path and query) it answers,
+    rows_key: str | None = None  # and where its rows are, when not the whole body
+    answered: str | None = None  # the date it was captured
 
     def read(self) -> bytes:
         """The uncompressed bytes, refused when they are not the recorded ones."""
@@ -56,12 +60,38 @@ def carried_copies() -> tuple[CarriedCopy, ...]:
     entries = tomllib.loads((MIRROR_DIR / "PROVENANCE.toml").read_text(encoding="utf-8"))["file"]
     return tuple(CarriedCopy(path=MIRROR_DIR / e["path"], upstream=e["upstream"],
                              repository=e["repository"], commit=e["commit"], sha256=e["sha256"],
-                             size=e["bytes"]) for e in entries)
+                             size=e["bytes"], source=e.get("source"), request=e.get("request"),
+                             rows_key=e.get("rows_key"), answered=e.get("answered"))
+                 for e in entries)
 
 
 def carried_copy(sha256: str) -> CarriedCopy | None:
     """The carried file whose uncompressed bytes have this sha256, if perfledger carries one."""
     return next((c for c in carried_copies() if c.sha256 == sha256), None)
+
+
+def carried_answer(source: str, request: str) -> CarriedCopy | None:
+    """The carried API answer of ``source`` to ``request`` (path and query), if any."""
+    return next((c for c in carried_copies() if (c.source, c.request) == (source, request)),
+                None)
+
+
+def fetch_or_carried(ctx: LoadContext, url: str, source: str, prev: dict | None, *,
+                     request: str, mirror: bool) -> tuple[Raw, CarriedCopy | None]:
+    """Fetch ``url`` as ``ctx.fetch`` does; when that fails and ``mirror`` is on, the carried
+    answer to ``request`` stands in (noted in the source's warnings; its ``Raw.url`` says
+    ``carried copy of <upstream>``). The copy is returned beside it (None when fetched)."""
+    try:
+        return ctx.fetch(url, source, prev), None
+    except FetchError as e:
+        copy = carried_answer(source, request) if mirror else None
+        if copy is None:
+            raise
+        note = f"{CARRIED_PREFIX}{copy.upstream}"
+        ctx.outcome.warnings.append(
+            f"{source}: {redact(url)} could not be fetched ({e}); read the built-in mirror's "
+            f"{note} (answered {copy.answered}, sha256 {copy.sha256[:12]}…)")
+        return Raw(source=source, url=note, body=copy.read(), fetched_at=datetime.now(UTC)), copy
 
 
 def carried(raw: Raw) -> bool:
