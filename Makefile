@@ -18,9 +18,8 @@ $(STAMP): requirements.lock pyproject.toml
 
 setup: $(STAMP) ## create .venv and install the exact versions in requirements.lock
 
-run: setup ## refresh the warehouse (a failed source is reported, last good data kept), then serve the API on 127.0.0.1:8000
-	-$(BIN)/perfledger refresh
-	$(BIN)/perfledger serve
+run: setup ## refresh the warehouse (a failed source is reported, last good data kept), serve the API on 127.0.0.1:8000, say where and what loaded
+	$(BIN)/perfledger run
 
 browser: ## install Debian's chromium for the explorer page's browser test (skipped without it)
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \

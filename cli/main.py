@@ -167,6 +167,75 @@ def serve(
 
 
 @app.command()
+def run(
+    host: Annotated[str | None, typer.Option(help="Address (default: api_host).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default: api_port).")] = None,
+) -> None:
+    """What `make run` does: refresh (a failed source is reported and its last good data kept;
+    the run goes on), serve the API and the explorer, and end with a short summary: where the
+    explorer, the API docs and MCP are, which sources came from the network, which from the
+    built-in mirror, and what needs the network."""
+    import asyncio
+
+    import uvicorn
+
+    from api.server import uvicorn_options
+    from ingest.refresh import refresh as run_refresh
+
+    s = _settings()
+    result = None
+    try:
+        result = run_refresh(s)
+        for line in result.summary_lines():
+            typer.echo(line)
+    except PerfledgerError as e:  # locked or broken: the last good snapshot still serves
+        typer.echo(f"refresh: {type(e).__name__}: {e}", err=True)
+    host, port = host or s.api_host, port or s.api_port
+    server = uvicorn.Server(uvicorn.Config("api.app:create_app", factory=True, host=host,
+                                           port=port, **uvicorn_options(s)))
+
+    async def serve_then_say() -> None:
+        task = asyncio.create_task(server.serve())
+        while not server.started and not task.done():
+            await asyncio.sleep(0.05)
+        if server.started:
+            typer.echo("\n".join(_run_summary(result, f"http://{host}:{port}")))
+        await task
+
+    # as `serve` does: the app builds its Settings from the environment
+    os.environ["PERFLEDGER_DATA_DIR"] = str(s.data_path)
+    os.environ["PERFLEDGER_SOURCES"] = str(s.sources.resolve())
+    os.environ["PERFLEDGER_API_HOST"], os.environ["PERFLEDGER_API_PORT"] = host, str(port)
+    asyncio.run(serve_then_say())
+
+
+def _run_summary(result, base: str) -> list[str]:
+    """The lines `perfledger run` ends with, once the server is up."""
+    lines = [f"perfledger is up: the explorer at {base}/ , the API docs at {base}/docs , "
+             f"MCP at {base}/mcp/ (stop with Ctrl-C)"]
+    if result is None:
+        return [*lines, "the refresh did not run (see above): serving the last good snapshot"]
+    mirrored, network, missing = [], [], []
+    for o in result.sources:
+        parts = [k for k, d in o.details.items() if isinstance(d, dict) and "source" in d]
+        if parts or "built-in mirror" in o.message:
+            mirrored.append(f"{o.source} ({', '.join(parts)})" if parts else o.source)
+        elif o.status in ("updated", "unchanged"):
+            network.append(o.source)
+        if o.status in ("failed", "partial"):
+            missing.append(o.source + (f" ({', '.join(o.stale)})" if o.stale else ""))
+    lines.append("from the network: " + (", ".join(network) or "nothing"))
+    if mirrored:
+        lines.append("from the built-in mirror (no network): " + "; ".join(mirrored))
+    if missing:
+        lines.append("needs the network: " + "; ".join(missing)
+                     + " — run `perfledger refresh` again once it is reachable")
+    lines.append("scheduled refreshes: `perfledger refresh` exits 0 when published or unchanged, "
+                 "1 when a source failed or validation rejected, 75 when another refresh runs")
+    return lines
+
+
+@app.command()
 def mcp() -> None:
     """Serve the MCP tools (results, per_accelerator, ratios, costs, frontier, claim_checks,
     accelerators) over stdio for an agent, read-only, over the current snapshot."""

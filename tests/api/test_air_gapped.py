@@ -110,3 +110,41 @@ def test_offline_the_frontier_shows_inferencex_and_mlperf_and_costs_at_two_rates
         assert cells and all(c > 0 for c in cells)
         costs[rate] = sorted(cells)
     assert costs["15"] == [pytest.approx(3 * c) for c in costs["5"]]
+
+
+def test_make_run_ends_with_the_summary(tmp_path):
+    """`make run` is `perfledger run`: refresh, serve, and the last lines say where the
+    explorer is and which sources came from where; no make error for a partial refresh."""
+    import time
+
+    port = free_port()
+    dead = f"http://127.0.0.1:{free_port()}"
+    env = {**{k: v for k, v in os.environ.items() if k.upper() != "NO_PROXY"},
+           **{k: dead for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")},
+           "PERFLEDGER_DATA_DIR": str(tmp_path / "var"), "PERFLEDGER_HTTP_RETRIES": "0",
+           "PERFLEDGER_SOURCES": str(REPO / "sources.toml")}
+    proc = subprocess.Popen([Path(sys.executable).parent / "perfledger", "run", "--port",
+                             str(port)], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line.rstrip("\n"))
+            if line.startswith("scheduled refreshes:"):
+                break
+    finally:
+        proc.terminate()
+        proc.wait(15)
+    tail = lines[-5:]
+    base = f"http://127.0.0.1:{port}"
+    assert tail[0] == (f"perfledger is up: the explorer at {base}/ , the API docs at "
+                       f"{base}/docs , MCP at {base}/mcp/ (stop with Ctrl-C)"), lines
+    assert tail[1] == "from the network: curated"
+    assert tail[2] == ("from the built-in mirror (no network): mlperf (v4.1, v5.1, v6.0, v6.1); "
+                       "mlperf_rules; inferencex (DeepSeek-R1-0528, DeepSeek-V4-Pro)")
+    assert tail[3].startswith("needs the network: azure_prices; inferencex (model gpt-oss-120b)")
+    assert tail[4].startswith("scheduled refreshes: `perfledger refresh` exits 0")
