@@ -12,7 +12,7 @@ from datetime import datetime
 
 import duckdb
 
-from warehouse.db import loaded_sources
+from warehouse.db import GUARD_SQL, loaded_sources
 from warehouse.exceptions import QueryError, SnapshotError
 from warehouse.schema import empty_warehouse
 from warehouse.store import Layout, SnapshotRef
@@ -225,6 +225,7 @@ class SnapshotReader:
         try:
             con.execute("ATTACH ? AS snap (READ_ONLY)", [str(ref.path)])
             con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'snap'")
+            con.execute(GUARD_SQL)  # attached: from here on it reads what it has, nothing else
         except duckdb.Error:
             con.close()
             raise

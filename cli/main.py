@@ -171,15 +171,19 @@ def sql(
     command: Annotated[str | None, typer.Option("-c", "--command",
                                                 help="Run this SQL and print the result.")] = None,
 ) -> None:
-    """Open the current snapshot read-only: a DuckDB shell, or run one statement with -c."""
+    """Open the current snapshot read-only: a DuckDB shell, or run one statement with -c.
+    Reading is all it can do: DuckDB's guards (``warehouse.db.READ_ONLY_GUARDS``) refuse
+    COPY ... TO, EXPORT DATABASE, ATTACH, INSTALL/LOAD and every SET or PRAGMA."""
     import duckdb
+
+    from warehouse.db import GUARD_SQL, open_read_only
 
     ref = Layout(_settings().data_path).read_current()
     if ref is None:
         _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
         return
     if command:
-        con = duckdb.connect(str(ref.path), read_only=True)
+        con = open_read_only(ref.path)
         try:
             con.sql(command).show(max_rows=10_000, max_width=10_000)
         except duckdb.Error as e:
@@ -189,9 +193,10 @@ def sql(
         return
     shell = shutil.which("duckdb")
     if shell and sys.stdin.isatty():
-        raise typer.Exit(subprocess.call([shell, "-readonly", str(ref.path)]))
+        raise typer.Exit(subprocess.call([shell, "-readonly", "-safe", "-cmd", GUARD_SQL,
+                                          str(ref.path)]))
     typer.echo(f"current snapshot: {ref.path}\n"
-               f"open it with:  duckdb -readonly {ref.path}\n"
+               f"open it with:  duckdb -readonly -safe {ref.path}\n"
                f"or in Python:  duckdb.connect('{ref.path}', read_only=True)")
 
 
@@ -257,13 +262,12 @@ def export(
 @app.command()
 def describe() -> None:
     """Print the data dictionary: every table and view with its columns and comments."""
-    import duckdb
-
     from warehouse.catalog import dictionary
+    from warehouse.db import open_read_only
     from warehouse.schema import empty_warehouse
 
     ref = Layout(_settings().data_path).read_current()
-    con = duckdb.connect(str(ref.path), read_only=True) if ref else empty_warehouse()
+    con = open_read_only(ref.path) if ref else empty_warehouse()
 
     typer.echo(dictionary(con))
 
@@ -300,10 +304,9 @@ def calc(
                                                      "model=illustrative-100b.")] = None,
 ) -> None:
     """The bound calculators, the API's /v1/calc twin; prints JSON."""
-    import duckdb
-
     from warehouse import calc_inputs
     from warehouse import calculators as pure
+    from warehouse.db import open_read_only
 
     kwargs: dict[str, object] = {}
     for a in args or []:
@@ -322,7 +325,7 @@ def calc(
             if ref is None:
                 _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
                 return
-            con = duckdb.connect(str(ref.path), read_only=True)
+            con = open_read_only(ref.path)
             try:
                 defaults = {"decode": {"precision": "fp8", "context": 8192, "batch": 1,
                                        "efficiency": 1.0, "hardware_id": None, "model_id": None},

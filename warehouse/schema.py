@@ -554,10 +554,13 @@ def create_all(con: duckdb.DuckDBPyConnection) -> None:
 
 def empty_warehouse() -> duckdb.DuckDBPyConnection:
     """An in-memory warehouse with every table and derived view and no rows: what the API
-    serves before the first publish, and what ``perfledger describe`` documents."""
+    serves before the first publish, and what ``perfledger describe`` documents (with the
+    read-only guards of ``warehouse.db``: nothing outside it can be read or written)."""
     from warehouse import derived
+    from warehouse.db import GUARD_SQL
 
     con = duckdb.connect(":memory:")
     create_all(con)
     derived.install(con)
+    con.execute(GUARD_SQL)
     return con
