@@ -291,7 +291,7 @@ class SnapshotReader:
                              + (f"; the first was published {first}" if first else ""),
                              param="as_of")
         run = max(before, key=lambda r: r["finished_at"])
-        path = self.layout.snapshots / f"{run['snapshot_id']}.duckdb"
+        path = self.layout.snapshot_file(f"{run['snapshot_id']}.duckdb")
         if not path.exists():
             kept = sorted(p.stem for p in self.layout.snapshots.glob("*.duckdb"))
             raise QueryError(f"as_of {at.isoformat()}: snapshot {run['snapshot_id']} was pruned "

@@ -154,7 +154,7 @@ def _check_disk(layout: Layout, min_free_mb: int) -> None:
         need += 2 * current.path.stat().st_size
     free = shutil.disk_usage(layout.root).free
     if free < need:
-        raise SnapshotError(f"not enough free disk in {layout.root}: {free // 2**20} MiB free, "
+        raise SnapshotError(f"not enough free disk in the data directory: {free // 2**20} MiB free, "
                             f"{need // 2**20} MiB needed for a new snapshot")
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from warehouse.exceptions import RefreshLocked, SnapshotError
+
+SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def _fsync_dir(path: Path) -> None:
@@ -94,14 +97,35 @@ class Layout:
         self.quarantine = self.root / "quarantine"
         self._unsynced: set[Path] = set()
 
+    def inside(self, path: Path, what: str) -> Path:
+        """``path`` itself, once it is known to stay inside the data directory with every
+        symlink followed; else ``SnapshotError`` naming ``what`` (never an absolute path)."""
+        if not path.resolve().is_relative_to(self.root):
+            raise SnapshotError(f"{what} leads outside the data directory; refused")
+        return path
+
+    def snapshot_file(self, name: str) -> Path:
+        """The snapshot file called ``name`` in ``snapshots/``: a plain ``*.duckdb`` name (no
+        directory part, no ``..``) that stays inside the data directory."""
+        if Path(name).name != name or not name.endswith(".duckdb") or name.startswith("."):
+            raise SnapshotError("its snapshot file is not a plain <id>.duckdb name in "
+                                "snapshots/ (a path, or ..); refused")
+        return self.inside(self.snapshots / name, f"snapshots/{name}")
+
     def ensure(self) -> None:
-        """Create the directories."""
+        """Create the directories, refusing any path of the layout that a symlink leads out
+        of the data directory (a refresh writes, moves and deletes only inside it)."""
         for d in (self.raw, self.snapshots, self.runs):
             d.mkdir(parents=True, exist_ok=True)
+        for name in ("raw", "snapshots", "runs", "state", "quarantine", "refresh.lock"):
+            self.inside(self.root / name, name)  # (a CURRENT leading out is replaced, not read)
 
     # ---------------------------------------------------------------- raw store
     def raw_path(self, sha256: str) -> Path:
-        """Where the raw bytes with this sha256 live."""
+        """Where the raw bytes with this sha256 live (``SnapshotError`` for anything but 64 hex
+        digits: the name comes from a snapshot's rows)."""
+        if not SHA256.fullmatch(sha256):
+            raise SnapshotError(f"{sha256[:80]!r} is not a sha256; no raw file is named so")
         return self.raw / sha256[:2] / sha256
 
     def save_raw(self, body: bytes, sha256: str) -> str:
@@ -138,13 +162,20 @@ class Layout:
     def read_current(self) -> SnapshotRef | None:
         """The published snapshot, or None before the first publish."""
         try:
-            data = json.loads(self.current.read_text())
+            data = json.loads(self.inside(self.current, "CURRENT").read_text())
+            path = self.snapshot_file(data["file"])
+            if path.stem != data["id"]:
+                raise ValueError(f"id {str(data['id'])[:80]!r} is not the file's")
+            return SnapshotRef(id=data["id"], path=path,
+                               published_at=datetime.fromisoformat(data["published_at"]))
         except FileNotFoundError:
             return None
-        except (OSError, ValueError) as e:
-            raise SnapshotError(f"{self.current} is unreadable: {e}") from e
-        return SnapshotRef(id=data["id"], path=self.snapshots / data["file"],
-                           published_at=datetime.fromisoformat(data["published_at"]))
+        except SnapshotError as e:
+            raise SnapshotError(f"CURRENT is refused: {e}") from e
+        except OSError as e:
+            raise SnapshotError(f"CURRENT is unreadable: {e.strerror}") from e
+        except (ValueError, KeyError, TypeError) as e:
+            raise SnapshotError(f"CURRENT is unreadable: {type(e).__name__}: {e}") from e
 
     def last_readable(self, skip: str | None = None) -> SnapshotRef | None:
         """The newest snapshot file DuckDB can read (other than the one with id ``skip``),
@@ -152,7 +183,8 @@ class Layout:
         published = {r["snapshot_id"]: r["finished_at"] for r in self.read_runs()
                      if r.get("snapshot_id") and r.get("finished_at")}
         for path in sorted(self.snapshots.glob("*.duckdb"), reverse=True):  # ids sort by time
-            if path.stem == skip or unreadable(path) is not None:
+            if path.stem == skip or not path.resolve().is_relative_to(self.root) \
+                    or unreadable(path) is not None:
                 continue
             when = published.get(path.stem)
             at = datetime.fromisoformat(when) if when else \
@@ -177,9 +209,9 @@ class Layout:
             if why is None:
                 return None
         moved = None
-        if current is not None and current.path.exists():
+        if current is not None and current.path.exists():  # read_current: inside, plain name
             self.quarantine.mkdir(parents=True, exist_ok=True)
-            moved = self.quarantine / current.path.name
+            moved = self.inside(self.quarantine, "quarantine/") / current.path.name
             os.replace(current.path, moved)
         for state in self.state.glob("*.json"):  # facts about the lost snapshot's rows
             state.unlink(missing_ok=True)
