@@ -152,9 +152,11 @@ class PageParams(Params):
 
 
 AS_OF = ("Answer from the snapshot that was current at this date (YYYY-MM-DD, end of day UTC) "
-         "or timestamp; default: the current one.")
-PRICES_AS_OF = ("Prices in effect at this date (YYYY-MM-DD, end of day UTC) or timestamp; "
-                "default: the current list.")
+         "or ISO 8601 time (YYYY-MM-DDThh:mm[:ss[.ffffff]], Z or +hh:mm, none: UTC); default: "
+         "the current one.")
+PRICES_AS_OF = ("Prices in effect at this date (YYYY-MM-DD, end of day UTC) or ISO 8601 time "
+                "(YYYY-MM-DDThh:mm[:ss[.ffffff]], Z or +hh:mm, none: UTC); default: the current "
+                "list.")
 
 
 class ResultParams(PageParams):
