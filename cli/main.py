@@ -117,7 +117,13 @@ def refresh(
         if progress is not None:
             progress.stop()
     if report:
-        report.write_text(json.dumps(result.as_dict(), indent=2, default=str))
+        try:
+            report.write_text(json.dumps(result.as_dict(), indent=2, default=str))
+        except OSError as e:  # the run is recorded in runs/ all the same
+            from warehouse.exceptions import ExportError, io_reason
+
+            _fail(ExportError(f"the report could not be written to {report} (the run is "
+                              f"recorded in runs/{result.id}.json): {io_reason(e)}"))
     if log_json:
         for s in result.sources:
             _log_line("warning" if s.status in ("failed", "partial") else "info", "summary",
@@ -242,8 +248,11 @@ def export(
     csv_raw: Annotated[bool, typer.Option(help="CSV: write text cells as they are (by default a "
                                           "cell starting with = + - @, tab or CR gets a leading "
                                           "apostrophe so a spreadsheet shows it as text).")] = False,
+    force: Annotated[bool, typer.Option(help="Replace files of the same names already in "
+                                        "--out (other files are left alone).")] = False,
 ) -> None:
-    """Write every table and view of the current snapshot, one file each, with a manifest."""
+    """Write every table and view of the current snapshot, one file each, with a manifest.
+    Nothing is written unless everything is: a failure leaves no partial file behind."""
     from warehouse.export import export as run_export
 
     ref = Layout(_settings().data_path).read_current()
@@ -251,7 +260,7 @@ def export(
         _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
         return
     try:
-        manifest = run_export(ref, out, format, csv_escape=not csv_raw)
+        manifest = run_export(ref, out, format, csv_escape=not csv_raw, force=force)
     except PerfledgerError as e:
         _fail(e)
         return

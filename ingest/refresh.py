@@ -9,7 +9,6 @@ snapshot is never written to.
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import os
@@ -30,7 +29,13 @@ from ingest.http import FetchLimits, RetryPolicy, make_client
 from ingest.registry import SOURCES
 from warehouse import derived, health, validation
 from warehouse.db import insert_rows, loaded_sources
-from warehouse.exceptions import ConfigError, PerfledgerError, SnapshotError
+from warehouse.exceptions import (
+    ConfigError,
+    PerfledgerError,
+    SnapshotError,
+    disk_full,
+    io_reason,
+)
 from warehouse.redact import redact_deep, redact_text
 from warehouse.settings import Settings
 from warehouse.staging import Staging
@@ -173,7 +178,11 @@ def refresh(
     sources file. Source failures and validation rejections are reported, not raised.
     """
     layout = Layout(settings.data_path)
-    layout.ensure()
+    try:
+        layout.ensure()
+    except OSError as e:  # a read-only or unwritable data directory: nothing can be recorded
+        raise SnapshotError("the data directory cannot be written, so no refresh can run or "
+                            f"be recorded: {io_reason(e, layout.root)}") from e
     if "sources" in settings.model_fields_set and not settings.sources.exists():
         raise ConfigError(f"the sources file {settings.sources} (PERFLEDGER_SOURCES) does not "
                           "exist; fix the path or unset it to use the defaults")
@@ -210,21 +219,12 @@ def refresh(
             layout.write_run(report.as_dict())  # a kill from here on leaves a visible record
         except OSError as e:  # a full disk: say so and stop, before fetching anything
             report.status = "failed"
-            report.message = io_reason(e)
+            report.message = io_reason(e, layout.root)
             return _finish(layout, report)
-        for p in layout.clean_partials():
-            emit("cleanup", f"removed partial file {p.name} left by an interrupted refresh")
-        recovered = layout.recover_current()
-        if recovered:  # the published snapshot cannot be read: build on the last good one
-            note = (f"corrupt snapshot {recovered['corrupt_snapshot']} "
-                    f"({recovered['reason']}) moved to {recovered['quarantined_to']}; "
-                    "rebuilding from " + (f"snapshot {recovered['rebuilt_from']}"
-                                          if recovered["rebuilt_from"] else "the sources"))
-            report.notes.append(note)
-            emit("cleanup", note)
         stage = Staging(layout, report.id, settings.refresh_memory_mb,
                         on_open=lambda: emit("stage", f"staging snapshot {report.id}"))
         try:
+            _clean_up(layout, report, emit)
             _check_disk(layout, settings.min_free_mb)
             snapshot_id = report.id
             current = layout.read_current()
@@ -337,18 +337,33 @@ def refresh(
         except (OSError, duckdb.IOException) as e:  # a full disk, a vanished directory
             stage.discard()
             report.status = "failed"
-            report.message = io_reason(e)
+            report.message = io_reason(e, layout.root)
             return _finish(layout, report)
         except BaseException as e:
             stage.discard()
             if report.status in ("running",):
                 report.status = "failed"
-                report.message = io_reason(e) if disk_full(e) else f"{type(e).__name__}: {e}"
+                report.message = io_reason(e, layout.root) if disk_full(e) else f"{type(e).__name__}: {e}"
                 _finish(layout, report)
             raise
         finally:
             if own_client:
                 client.close()
+
+
+def _clean_up(layout: Layout, report: RunReport, emit: Callable[[str, str], None]) -> None:
+    """Remove what a killed refresh left and, when the published snapshot cannot be read,
+    quarantine it and point CURRENT at the last good one (each said in the run's notes)."""
+    for p in layout.clean_partials():
+        emit("cleanup", f"removed partial file {p.name} left by an interrupted refresh")
+    recovered = layout.recover_current()
+    if recovered:  # the published snapshot cannot be read: build on the last good one
+        note = (f"corrupt snapshot {recovered['corrupt_snapshot']} "
+                f"({recovered['reason']}) moved to {recovered['quarantined_to']}; "
+                "rebuilding from " + (f"snapshot {recovered['rebuilt_from']}"
+                                      if recovered["rebuilt_from"] else "the sources"))
+        report.notes.append(note)
+        emit("cleanup", note)
 
 
 def _limits(settings: Settings, config: SourceConfig) -> FetchLimits:
@@ -363,17 +378,6 @@ def _own(outcome: SourceOutcome) -> str:
     return one_line(re.sub(rf"^{re.escape(outcome.source)}:?\s+", "", outcome.message))
 
 
-def disk_full(e: BaseException) -> bool:
-    """True when ``e`` (or what it was raised from) is ENOSPC, however it was wrapped: an
-    OSError, or a DuckDB error whose text says so."""
-    seen: BaseException | None = e
-    while seen is not None:
-        if getattr(seen, "errno", None) == errno.ENOSPC or "No space left" in str(seen):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
 def _rollback(stage: Staging, cause: BaseException) -> None:
     """Roll back a failed source; if that fails too (a commit that failed on a full disk
     leaves no transaction), log it and keep ``cause``, the error that says what happened."""
@@ -381,15 +385,6 @@ def _rollback(stage: Staging, cause: BaseException) -> None:
         stage.rollback()
     except duckdb.Error as e:
         log.warning("rollback after %s failed: %s", type(cause).__name__, one_line(str(e)))
-
-
-def io_reason(e: BaseException) -> str:
-    """One line that says what an I/O failure was: ``disk full writing <file>`` when it was."""
-    text = one_line(str(e))
-    if disk_full(e):
-        where = getattr(e, "filename", None)
-        return "disk full" + (f" writing {where}" if where else "") + f": {text}"
-    return f"I/O error ({type(e).__name__}): {text}"
 
 
 def _close_interrupted(layout: Layout) -> list[str]:
@@ -404,7 +399,7 @@ def _close_interrupted(layout: Layout) -> list[str]:
         try:
             layout.write_run({**run, "status": "interrupted", "message": note})
         except OSError as e:  # marked next time; this run's own record says why
-            note += f" (its record could not be updated: {io_reason(e)})"
+            note += f" (its record could not be updated: {io_reason(e, layout.root)})"
         notes.append(note)
     return notes
 
@@ -431,7 +426,7 @@ def _finish(layout: Layout, report: RunReport) -> RunReport:
     try:
         layout.write_run(report.as_dict())
     except OSError as e:  # the outcome still reaches the caller, the CLI and the log
-        note = f"the run record could not be written: {io_reason(e)}"
+        note = f"the run record could not be written: {io_reason(e, layout.root)}"
         report.notes.append(note)
         log.error("refresh %s: %s", report.id, note)
     log.info("refresh %s finished: %s (pid %s)", report.id, report.status, os.getpid())

@@ -313,8 +313,12 @@ class RefreshLock:
 
     def acquire(self) -> None:
         """Take the lock or raise ``RefreshLocked`` naming the holder's pid and start time."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:  # a read-only data directory: one line, not a traceback
+            raise SnapshotError(f"the refresh lock ({self.path.name}) cannot be opened: "
+                                f"{e.strerror}") from e
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
