@@ -279,7 +279,8 @@ class SnapshotReader:
         return opened, opened.cursor()
 
     def published_at(self, at: datetime) -> Opened:
-        """The snapshot that was current at ``at``: the last one published at or before it.
+        """The snapshot that was current at ``at``: the last one published at or before it
+        (publish times follow the store's order: a clock set back never publishes "earlier").
         Raises ``QueryError`` when none was, or when retention has pruned it."""
         runs = [r for r in self.layout.read_runs()
                 if r.get("snapshot_id") and r["status"] in ("published", "partial")

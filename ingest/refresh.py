@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import re
-import secrets
 import shutil
 import time
 from collections.abc import Callable
@@ -71,6 +70,7 @@ class RunReport:
     last_stage: str = "start"
     notes: list[str] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)  # switched off: said, never refreshed
+    clock_behind_seconds: int = 0  # the system clock behind the store's newest time
 
     @property
     def exit_code(self) -> int:
@@ -85,7 +85,7 @@ class RunReport:
             "status": self.status, "snapshot_id": self.snapshot_id, "message": self.message,
             "pid": self.pid, "last_stage": self.last_stage, "notes": self.notes,
             "sources": [s.as_dict() for s in self.sources], "disabled": self.disabled,
-            "stages": self.stages,
+            "stages": self.stages, "clock_behind_seconds": self.clock_behind_seconds,
             "validation": self.validation, "coverage": self.coverage,
         })
 
@@ -147,11 +147,6 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def new_id() -> str:
-    """A sortable unique id: UTC time and a random suffix."""
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(3)
-
-
 def _check_disk(layout: Layout, min_free_mb: int) -> None:
     need = min_free_mb * 2**20
     current = layout.read_current()
@@ -208,7 +203,7 @@ def refresh(
     policy = RetryPolicy(settings.http_retries, settings.http_backoff, settings.http_max_wait)
 
     with RefreshLock(layout):
-        report = RunReport(id=new_id(), started_at=datetime.now(UTC),  # switched off: said,
+        report = RunReport(id=layout.next_id(), started_at=datetime.now(UTC),  # switched off: said,
                            disabled=[s.name for s in SOURCES          # never failed or stale
                                      if not sources[s.name].enabled])
         deadline = time.monotonic() + settings.refresh_deadline
@@ -225,12 +220,14 @@ def refresh(
                         on_open=lambda: emit("stage", f"staging snapshot {report.id}"))
         try:
             _clean_up(layout, report, emit)
+            _check_clock(layout, report, emit)
             _check_disk(layout, settings.min_free_mb)
             snapshot_id = report.id
             current = layout.read_current()
             # sources with rows to keep
             loaded = frozenset() if current is None else loaded_sources(stage.reader())
-            today = datetime.now(UTC).date().isoformat()
+            newest = layout.newest_known()  # a clock set back does not move "today" back
+            today = max(datetime.now(UTC), newest or datetime.now(UTC)).date().isoformat()
             for spec in selected:
                 name = spec.name
                 outcome = SourceOutcome(name, had_rows=name in loaded)
@@ -322,13 +319,13 @@ def refresh(
                  else f"{o.source} failed and has never loaded: {_own(o)}")
                 if o.status == "failed"
                 else f"{o.source} partly failed: {_own(o)}" for o in failed))
-            report.finished_at = datetime.now(UTC)
+            report.finished_at = layout.publish_time()  # after every recorded time
             con = duckdb.connect(str(staging))
             _record_run(con, layout, report)
             con.execute("CHECKPOINT")
             con.close()
             emit("publish", f"publishing snapshot {snapshot_id}")
-            layout.publish(staging, snapshot_id)
+            layout.publish(staging, snapshot_id, report.finished_at)
             stage.path = None  # published: no longer ours to delete
             for p in layout.prune(settings.retention_count, settings.retention_days):
                 emit("prune", f"removed old snapshot {p.name}")
@@ -362,6 +359,18 @@ def _clean_up(layout: Layout, report: RunReport, emit: Callable[[str, str], None
                 f"({recovered['reason']}) moved to {recovered['quarantined_to']}; "
                 "rebuilding from " + (f"snapshot {recovered['rebuilt_from']}"
                                       if recovered["rebuilt_from"] else "the sources"))
+        report.notes.append(note)
+        emit("cleanup", note)
+
+
+def _check_clock(layout: Layout, report: RunReport, emit: Callable[[str, str], None]) -> None:
+    """Say so (run record, notes, /healthz) when the system clock is behind the newest time
+    the store recorded: ids and publish times then continue from the store's, not the clock's."""
+    behind = layout.clock_behind()
+    if behind > 2:  # (a publish within the second it started may stand 1 s ahead)
+        report.clock_behind_seconds = round(behind)
+        note = (f"the system clock is {round(behind)} s behind the newest snapshot or run; "
+                "ids and publish times continue from the store's, fix the clock")
         report.notes.append(note)
         emit("cleanup", note)
 

@@ -213,6 +213,7 @@ def http_published(session_server, tmp_path_factory) -> tuple[Path, bytes]:
 def publish_small(layout: Layout, snapshot_id: str, label: str = "v6.1") -> Path:
     """Publish a snapshot with every table and one source snapshot row (``label``) to
     ``layout``; returns its file."""
+    import hashlib
     from datetime import UTC, datetime
 
     import duckdb
@@ -225,10 +226,13 @@ def publish_small(layout: Layout, snapshot_id: str, label: str = "v6.1") -> Path
     if layout.read_current() is None:
         create_all(con)
         derived.install(con)
+    body = label.encode()
+    sha = hashlib.sha256(body).hexdigest()
     con.execute("DELETE FROM source_snapshot")
     con.execute("INSERT INTO source_snapshot VALUES ('s1', 'mlperf', 'mlperf_summary', ?, "
-                "'https://x/summary.csv', ?, 'ab', 2, NULL, NULL, 'p/1', 'raw/ab/ab')",
-                [label, datetime(2026, 11, 1, tzinfo=UTC)])
+                "'https://x/summary.csv', ?, ?, ?, NULL, NULL, 'p/1', ?)",
+                [label, datetime(2026, 11, 1, tzinfo=UTC), sha, len(body),
+                 layout.save_raw(body, sha)])
     con.close()
     return layout.publish(staging, snapshot_id).path
 

@@ -16,15 +16,25 @@ import fcntl
 import json
 import os
 import re
+import secrets
 import shutil
 import tempfile
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from warehouse.exceptions import RefreshLocked, SnapshotError
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
+ID_TIME = "%Y%m%dT%H%M%S%fZ"  # the time part of a run or snapshot id
+
+
+def id_time(snapshot_id: str) -> datetime | None:
+    """The UTC time a run or snapshot id starts with (None for an id of another form)."""
+    try:
+        return datetime.strptime(snapshot_id[:22], ID_TIME).replace(tzinfo=UTC)
+    except ValueError:
+        return None
 
 
 def _fsync_dir(path: Path) -> None:
@@ -238,14 +248,57 @@ class Layout:
             shutil.copyfile(current.path, staging)
         return staging
 
-    def publish(self, staging: Path, snapshot_id: str) -> SnapshotRef:
-        """Make a finished staging file the current snapshot: fsync, rename, swap the pointer."""
+    # ------------------------------------------------------- time from the data
+    def newest_known(self) -> datetime | None:
+        """The latest time the store has recorded: the current snapshot's publish time and
+        the time in the newest snapshot, run or pointer id (ids are UTC times)."""
+        try:
+            current = self.read_current()
+        except SnapshotError:
+            current = None
+        names = [max((p.stem for p in d.glob(pattern)), default="")
+                 for d, pattern in ((self.snapshots, "*.duckdb"), (self.runs, "*.json"))]
+        times = [t for t in map(id_time, [*names, current.id if current else ""]) if t]
+        if current is not None:
+            times.append(current.published_at)
+        return max(times, default=None)
+
+    def clock_behind(self) -> float:
+        """Seconds the system clock is behind the newest time the store recorded (0 when it
+        is not): a clock set back is reported, never trusted to order snapshots."""
+        newest = self.newest_known()
+        return max(0.0, (newest - datetime.now(UTC)).total_seconds()) if newest else 0.0
+
+    def next_id(self) -> str:
+        """A new run (and snapshot) id: a UTC time and a random suffix that sorts after every
+        id the store holds, whatever the clock says. The ids are the store's sequence: they
+        order snapshots, runs, recovery and retention."""
+        newest = self.newest_known()
+        moment = datetime.now(UTC)
+        if newest is not None:
+            moment = max(moment, newest + timedelta(microseconds=1))
+        return moment.strftime(ID_TIME) + "-" + secrets.token_hex(3)
+
+    def publish_time(self) -> datetime:
+        """When a snapshot published now is published: the clock's time, or one second after
+        the newest recorded time when the clock is not past it (``Last-Modified`` never goes
+        backwards, and HTTP dates have whole seconds)."""
+        now = datetime.now(UTC)
+        newest = self.newest_known()
+        if newest is None or now.replace(microsecond=0) > newest.replace(microsecond=0):
+            return now
+        return newest.replace(microsecond=0) + timedelta(seconds=1)
+
+    def publish(self, staging: Path, snapshot_id: str,
+                published_at: datetime | None = None) -> SnapshotRef:
+        """Make a finished staging file the current snapshot: fsync, rename, swap the pointer
+        (published at ``published_at``, default ``publish_time()``)."""
         final = self.snapshots / f"{snapshot_id}.duckdb"
         with open(staging, "rb") as f:
             os.fsync(f.fileno())
         os.replace(staging, final)
         _fsync_dir(self.snapshots)
-        published_at = datetime.now(UTC)
+        published_at = published_at or self.publish_time()
         pointer = {"id": snapshot_id, "file": final.name, "published_at": published_at.isoformat()}
         atomic_write(self.current, json.dumps(pointer).encode())
         return SnapshotRef(id=snapshot_id, path=final, published_at=published_at)
