@@ -15,7 +15,7 @@ import duckdb
 from warehouse.db import GUARD_SQL, loaded_sources
 from warehouse.exceptions import QueryError, SnapshotError
 from warehouse.schema import empty_warehouse
-from warehouse.store import Layout, SnapshotRef
+from warehouse.store import Layout, SnapshotRef, foreign
 
 # Relations the list queries read often and that are costly to compute (views over joins):
 # materialised once per snapshot (DuckDB computes them into Arrow tables) and registered under
@@ -224,7 +224,9 @@ class SnapshotReader:
         con = duckdb.connect(config={"threads": 1})
         try:
             con.execute("ATTACH ? AS snap (READ_ONLY)", [str(ref.path)])
-            con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'snap'")
+            why = foreign(con, "snap")
+            if why is not None:  # another program's database: a health state, not a 500
+                raise duckdb.InvalidInputException(why)
             con.execute(GUARD_SQL)  # attached: from here on it reads what it has, nothing else
         except duckdb.Error:
             con.close()

@@ -84,13 +84,25 @@ def unreadable(path: Path) -> str | None:
     con = duckdb.connect()
     try:
         con.execute("ATTACH ? AS probe (READ_ONLY)", [str(path)])
-        con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'probe'")
-        con.execute("DETACH probe")
+        return foreign(con, "probe")
     except duckdb.Error as e:
         return " ".join(str(e).split())
     finally:
         con.close()
-    return None
+
+
+# The tables every route, the health check and a refresh read: a DuckDB file without them is
+# another program's database (tests/warehouse check they are tables of warehouse.schema).
+REQUIRED_TABLES = ("source_snapshot", "refresh_run", "validation_result", "mlperf_result")
+
+
+def foreign(con, database: str) -> str | None:
+    """Why the database attached as ``database`` is not a perfledger snapshot (one line), or
+    None when it has every ``REQUIRED_TABLES``."""
+    have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() "
+                                      "WHERE database_name = ?", [database]).fetchall()}
+    missing = [t for t in REQUIRED_TABLES if t not in have]
+    return f"not a perfledger snapshot (no {', '.join(missing)} table)" if missing else None
 
 
 class Layout:
