@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import math
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from pydantic import Field
 
+from ingest import jsonsafe
 from ingest.azure_prices.fetch import build_filter, fetch_pages
 from ingest.azure_prices.parse import PARSER_VERSION, SOURCE, parse
 from ingest.context import LoadContext, SourceConfig
@@ -83,7 +86,7 @@ def load(ctx: LoadContext) -> None:
         for number, (sha, sid) in enumerate(pages, start=1):
             raw = Raw(source=SOURCE, url=url, body=ctx.layout.raw_path(sha).read_bytes(),
                       fetched_at=observed)
-            for row in parse(raw, page=number, snapshot_id=sid, observed_at=observed):
+            for row in _strict(raw, number, sid, observed):
                 if row["currency"] != cfg.currency:
                     raise ParseError(f"azure_prices: page {number}: {row['arm_sku_name']} is "
                                      f"priced in {row['currency']}, not the configured "
@@ -176,3 +179,27 @@ def load(ctx: LoadContext) -> None:
         # what it gave, or every later refresh would parse them all again.
         ctx.layout.write_state(SOURCE, {"same_as": known,
                                         "digests": [digest, *remembered[:SAME_KEPT - 1]]})
+
+
+# The figures of a price row; a page whose item makes one NaN or infinite (retailPrice "NaN",
+# "1e309") is refused, never stored as a price that costs nothing.
+FIGURES = ("retail_price", "unit_price", "tier_minimum_units", "hourly_price")
+
+
+def _strict(raw: Raw, page: int, snapshot_id: str, observed: datetime) -> Iterator[dict]:
+    """One page's rows, the page first read by ``ingest.jsonsafe`` (a key given twice, too
+    deep, a non-finite number) and each row's figures checked finite; ``ParseError`` names
+    the page and the item."""
+    try:
+        jsonsafe.loads(raw.body)
+    except jsonsafe.JSONRefused as e:
+        raise ParseError(f"{SOURCE}: page {page}: the JSON {e}", source=SOURCE,
+                         page=page) from None
+    for index, row in enumerate(parse(raw, page=page, snapshot_id=snapshot_id,
+                                      observed_at=observed)):
+        bad = [f for f in FIGURES if row[f] is not None and not math.isfinite(row[f])]
+        if bad:
+            raise ParseError(f"{SOURCE}: page {page}, item {index} ({row['arm_sku_name']}): "
+                             f"{bad[0]} is {row[bad[0]]}, not a finite number", source=SOURCE,
+                             page=page, item=index)
+        yield row
