@@ -193,3 +193,21 @@ def test_a_ten_thousand_deep_round_fails_alone(tmp_path, server):
     [mlperf] = report.sources
     assert list(mlperf.stale) == ["v4.1"] and mlperf.rows > 0
     assert "v4.1 has never loaded: the JSON nests deeper than 1024 levels" in report.message
+
+
+@pytest.mark.parametrize("spelling", ["NVIDIA\u200b", "\u202eNVIDIA", "ＮＶＩＤＩＡ", "NVI\u00adDIA"])
+def test_an_invisible_or_fullwidth_name_is_the_same_organization(spelling):
+    """A zero-width space, a bidi override, fullwidth letters or a soft hyphen made a second
+    "NVIDIA" that filters missed: the name is stored as NFKC without them, the original kept."""
+    [plain] = rows_of([record(Submitter="NVIDIA")])
+    [odd] = rows_of([record(Submitter=spelling)])
+    assert odd["organization"] == "NVIDIA" and odd["id"] == plain["id"]
+    assert json.loads(odd["extras"])["original"] == {"organization": spelling}
+    assert plain["extras"] is None or "original" not in json.loads(plain["extras"])
+
+
+def test_filters_read_names_the_same_way():
+    from api.params import ResultParams
+
+    f = ResultParams(organization=["nvi\u200bdia,\u202eAMD", "ｎｖｉｄｉａ"]).filters()
+    assert f.organization == ["nvidia", "AMD"]
