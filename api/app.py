@@ -80,7 +80,8 @@ def create_app(settings: Settings | None = None) -> PerfledgerAPI:
     app.add_middleware(RequestGuard)
     app.add_middleware(SecurityHeaders)
     app.response_cache = ResponseCache(app.compute, reader=app.state.reader,
-                                       max_bytes=settings.api_response_cache_mb * 2**20)
+                                       max_bytes=settings.api_response_cache_mb * 2**20,
+                                       origins=settings.api_cors_origins)
     for module in modules:
         app.include_router(module.router)
     app.router.lifespan_context = mcp.mount(app, mcp.build(app))

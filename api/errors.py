@@ -10,12 +10,16 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from warehouse.exceptions import PerfledgerError, QueryError, SnapshotError
 
 log = logging.getLogger("perfledger.api")
+
+# The methods every resource answers (the API is read-only; CORS preflights are answered by
+# CORSMiddleware before routing when CORS is on).
+ALLOW = "GET, HEAD, OPTIONS"
 
 CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed",
          406: "not_acceptable", 414: "uri_too_long", 422: "invalid_parameter", 500: "internal_error",
@@ -74,7 +78,14 @@ def install(app: FastAPI) -> None:
         return error_response(422, message, param)
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 405:
+            if request.method == "OPTIONS":  # RFC 9110 9.3.7: what the resource allows
+                return Response(status_code=204, headers={"Allow": ALLOW})
+            response = error_response(405, f"{request.method} is not allowed here; the API is "
+                                      f"read-only: {ALLOW}")
+            response.headers["Allow"] = ALLOW  # RFC 9110 15.5.6: a 405 names what is allowed
+            return response
         return error_response(exc.status_code, str(exc.detail))
 
     @app.exception_handler(QueryError)

@@ -4,7 +4,7 @@ gzip honoured, and the security headers every response carries."""
 from __future__ import annotations
 
 from api.errors import error_body
-from api.responses import dumps
+from api.responses import dumps, refuses_gzip
 
 # Longer query strings are refused before routing, below the smaller of uvicorn's two parsers'
 # own limits (h11 reads at most 16 KiB of request line and headers): every real query is far
@@ -23,16 +23,6 @@ SECURITY_HEADERS = [
      b"img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; "
      b"base-uri 'self'; form-action 'self'"),
 ]
-
-
-def _refuses_gzip(value: bytes) -> bool:
-    """``Accept-Encoding`` names gzip with ``q=0`` (RFC 9110: "not acceptable")."""
-    for part in value.decode("latin-1").split(","):
-        coding, _, params = part.strip().partition(";")
-        if coding.strip().lower() in ("gzip", "x-gzip"):
-            q = params.replace(" ", "").lower()
-            return q.startswith("q=") and q[2:].rstrip("0.") == "" and q[2:] != ""
-    return False
 
 
 class RequestGuard:
@@ -55,7 +45,7 @@ class RequestGuard:
             await send({"type": "http.response.body", "body": body})
             return
         headers = scope["headers"]
-        if any(k == b"accept-encoding" and _refuses_gzip(v) for k, v in headers):
+        if any(k == b"accept-encoding" and refuses_gzip(v) for k, v in headers):
             scope = {**scope, "headers": [(k, v) for k, v in headers if k != b"accept-encoding"]
                      + [(b"accept-encoding", b"identity")]}
         await self.app(scope, receive, send)

@@ -25,6 +25,7 @@ from warehouse.vocabulary import (
     PRICE_TYPES,
     SCENARIOS,
     Evidence,
+    identity_text,
 )
 
 # Values one repeatable parameter may carry (after splitting commas and dropping repeats):
@@ -36,8 +37,10 @@ VALUE_CAPS = {"rate": 10}
 
 class Params(BaseModel):
     """A route's query parameters: nothing else is accepted. A repeatable parameter's values
-    (``a=x&a=y`` or ``a=x,y``) are split on commas, stripped, repeats dropped (first kept) and
-    counted: more than ``MAX_VALUES`` (``VALUE_CAPS`` for some) is a 422 naming the cap."""
+    (``a=x&a=y`` or ``a=x,y``) are split on commas, read as ``identity_text`` (NFKC, zero-width
+    and bidi controls removed, stripped: as the parsers store names), repeats dropped (first
+    kept) and counted: more than ``MAX_VALUES`` (``VALUE_CAPS`` for some) is a 422 naming the
+    cap."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -50,8 +53,8 @@ class Params(BaseModel):
         for name, value in data.items():
             if not isinstance(value, list):
                 continue
-            items = list(dict.fromkeys(v.strip() for item in value
-                                       for v in str(item).split(",") if v.strip()))
+            items = list(dict.fromkeys(identity_text(v) for item in value
+                                       for v in str(item).split(",") if identity_text(v)))
             cap = VALUE_CAPS.get(name, MAX_VALUES)
             if len(items) > cap:
                 raise QueryError(f"{name}: at most {cap} values in one request (got "
@@ -152,9 +155,11 @@ class PageParams(Params):
 
 
 AS_OF = ("Answer from the snapshot that was current at this date (YYYY-MM-DD, end of day UTC) "
-         "or timestamp; default: the current one.")
-PRICES_AS_OF = ("Prices in effect at this date (YYYY-MM-DD, end of day UTC) or timestamp; "
-                "default: the current list.")
+         "or ISO 8601 time (YYYY-MM-DDThh:mm[:ss[.ffffff]], Z or +hh:mm, none: UTC); default: "
+         "the current one.")
+PRICES_AS_OF = ("Prices in effect at this date (YYYY-MM-DD, end of day UTC) or ISO 8601 time "
+                "(YYYY-MM-DDThh:mm[:ss[.ffffff]], Z or +hh:mm, none: UTC); default: the current "
+                "list.")
 
 
 class ResultParams(PageParams):

@@ -40,13 +40,25 @@ MEDIA = {Format.json: "application/json", Format.csv: "text/csv; charset=utf-8",
 
 def pick_format(request: Request, fmt: Format | None) -> Format:
     """``format=`` wins; otherwise the Accept header; otherwise JSON."""
-    if fmt is not None:
-        return fmt
-    accept = request.headers.get("accept", "")
+    return fmt if fmt is not None else accepted_format(request.headers.get("accept", ""))
+
+
+def accepted_format(accept: str) -> Format:
+    """The format an ``Accept`` header asks for (JSON unless it names another)."""
     for f in (Format.csv, Format.ndjson, Format.parquet):
         if MEDIA[f].split(";")[0] in accept:
             return f
     return Format.json
+
+
+def refuses_gzip(value: bytes) -> bool:
+    """``Accept-Encoding`` names gzip with ``q=0`` (RFC 9110: "not acceptable")."""
+    for part in value.decode("latin-1").split(","):
+        coding, _, params = part.strip().partition(";")
+        if coding.strip().lower() in ("gzip", "x-gzip"):
+            q = params.replace(" ", "").lower()
+            return q.startswith("q=") and q[2:].rstrip("0.") == "" and q[2:] != ""
+    return False
 
 
 def _plain(value: object) -> object:
@@ -204,6 +216,11 @@ def mark_cacheable(request: Request) -> None:
     request.state.cacheable = True
 
 
+# What one recorded answer costs besides its bytes: the key (a 16-byte digest), the entry's
+# tuple and the ASGI start message's objects (measured with sys.getsizeof, rounded up).
+ENTRY_OVERHEAD = 512
+
+
 class ResponseCache:
     """The one response cache, a raw ASGI layer in front of the whole application
     (``PerfledgerAPI``): a GET (or HEAD) whose exact answer was recorded for the current
@@ -211,18 +228,22 @@ class ResponseCache:
     A snapshot never changes, so a recorded answer stays right until the next snapshot, when
     everything recorded is dropped.
 
-    The key is everything a response can depend on: the snapshot id, the path, the query as
-    sent, ``Accept``, whether gzip is accepted, ``Origin`` (CORS) and ``If-None-Match``. A
-    response is recorded only when its route called ``mark_cacheable`` and it is a 200 or a
-    304; what is replayed is the final bytes the application sent (gzip included), so a
-    replayed answer is byte-identical to a computed one. A request with ``If-Modified-Since``
-    and anything not a plain GET/HEAD go to the application. At most ``max_bytes`` of bodies
-    are held (``PERFLEDGER_API_RESPONSE_CACHE_MB``), least recently used out first, and no
-    answer over a quarter of that (or 4 MiB) is kept; 0 turns the cache off."""
+    The key is a digest (``request_key``) of what a response can depend on, normalised: the
+    snapshot id, the path, the query as sent, the format ``Accept`` asks for, whether gzip is
+    accepted, ``Origin`` when it is one CORS allows (``origins``) and ``If-None-Match``; no
+    header value is kept, so a long header or query costs no memory. A response is recorded
+    only when its route called ``mark_cacheable`` and it is a 200 or a 304; what is replayed is
+    the final bytes the application sent (gzip included), so a replayed answer is
+    byte-identical to a computed one. A request with ``If-Modified-Since`` and anything not a
+    plain GET/HEAD go to the application. Every byte an entry holds (body, headers, key and
+    ``ENTRY_OVERHEAD``) counts against ``max_bytes`` (``PERFLEDGER_API_RESPONSE_CACHE_MB``),
+    least recently used out first, and no answer over a quarter of it (or 4 MiB) is kept; 0
+    turns the cache off."""
 
-    def __init__(self, app, reader, max_bytes: int) -> None:
+    def __init__(self, app, reader, max_bytes: int, origins: list[str] | None = None) -> None:
         self.app, self.reader, self.max_bytes = app, reader, max_bytes
-        self._items: OrderedDict[tuple, tuple[dict, bytes]] = OrderedDict()
+        self.origins = {o.encode("latin-1") for o in origins or []}
+        self._items: OrderedDict[bytes, tuple[dict, bytes, int]] = OrderedDict()
         self._snapshot: str | None = None
         self.bytes = 0
 
@@ -234,22 +255,11 @@ class ResponseCache:
             scope.setdefault("state", {})  # shared with the route's request.state
             await self.app(scope, receive, self.recorder(key, scope, send))
 
-    def key(self, scope) -> tuple | None:
+    def key(self, scope) -> bytes | None:
         """The request's key, or None when it must go to the application."""
-        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD"):
+        if scope["type"] != "http" or scope["method"] not in ("GET", "HEAD") \
+                or any(name == b"if-modified-since" for name, _ in scope["headers"]):
             return None
-        accept = encoding = origin = inm = b""
-        for name, value in scope["headers"]:
-            if name == b"accept":
-                accept = value
-            elif name == b"accept-encoding":
-                encoding = value
-            elif name == b"origin":
-                origin = value
-            elif name == b"if-none-match":
-                inm = value
-            elif name == b"if-modified-since":
-                return None
         try:
             opened = self.reader.get()
         except SnapshotError:  # nothing readable: the application answers (503, or health)
@@ -257,20 +267,38 @@ class ResponseCache:
         if opened.id != self._snapshot:  # a new snapshot: nothing recorded still holds
             self._items, self.bytes = OrderedDict(), 0
             self._snapshot = opened.id
-        return (opened.id, scope["path"], scope["query_string"], accept, encoding, origin, inm)
+        return self.request_key(opened.id, scope["path"], scope["query_string"],
+                                scope["headers"])
 
-    async def replay(self, key: tuple, scope, send) -> bool:
+    def request_key(self, snapshot_id: str | None, path: str, query: bytes,
+                    headers: list[tuple[bytes, bytes]]) -> bytes:
+        """The 16-byte digest of a request as far as its answer depends on it."""
+        found = {name: value for name, value in headers
+                 if name in (b"accept", b"accept-encoding", b"origin", b"if-none-match")}
+        encoding = found.get(b"accept-encoding", b"")
+        origin = found.get(b"origin")
+        parts = (str(snapshot_id).encode(), path.encode("utf-8", "surrogateescape"), query,
+                 accepted_format(found.get(b"accept", b"").decode("latin-1")).value.encode(),
+                 b"gzip" if b"gzip" in encoding and not refuses_gzip(encoding) else b"",
+                 origin if origin in self.origins else b"-" if origin is not None else b"",
+                 found.get(b"if-none-match", b""))
+        digest = hashlib.blake2b(digest_size=16)
+        for part in parts:  # each part length-prefixed: no two requests share a byte stream
+            digest.update(len(part).to_bytes(8, "big") + part)
+        return digest.digest()
+
+    async def replay(self, key: bytes, scope, send) -> bool:
         hit = self._items.get(key)
         if hit is None:
             return False
         self._items.move_to_end(key)
-        start, body = hit
+        start, body, _ = hit
         await send(start)
         await send({"type": "http.response.body",
                     "body": b"" if scope["method"] == "HEAD" else body})
         return True
 
-    def recorder(self, key: tuple, scope, send):
+    def recorder(self, key: bytes, scope, send):
         """``send`` that also records the response under ``key`` when it may be replayed."""
         if scope["method"] != "GET":
             return send
@@ -287,14 +315,16 @@ class ResponseCache:
 
         return record
 
-    def _keep(self, key: tuple, scope, start: dict, body: bytes) -> None:
+    def _keep(self, key: bytes, scope, start: dict, body: bytes) -> None:
+        size = len(key) + len(body) + ENTRY_OVERHEAD + sum(
+            len(k) + len(v) for k, v in start.get("headers", []))
         if start["status"] not in (200, 304) or not scope["state"].get("cacheable") \
-                or len(body) > min(4 * 2**20, self.max_bytes // 4) or key in self._items:
+                or size > min(4 * 2**20, self.max_bytes // 4) or key in self._items:
             return
-        while self._items and self.bytes + len(body) > self.max_bytes:
-            self.bytes -= len(self._items.popitem(last=False)[1][1])
-        self._items[key] = (start, body)
-        self.bytes += len(body)
+        while self._items and self.bytes + size > self.max_bytes:
+            self.bytes -= self._items.popitem(last=False)[1][2]
+        self._items[key] = (start, body, size)
+        self.bytes += size
 
 
 def list_response(request: Request, opened: Opened, *, total: int, rows: list[dict],

@@ -12,10 +12,10 @@ from datetime import datetime
 
 import duckdb
 
-from warehouse.db import loaded_sources
+from warehouse.db import GUARD_SQL, loaded_sources
 from warehouse.exceptions import QueryError, SnapshotError
 from warehouse.schema import empty_warehouse
-from warehouse.store import Layout, SnapshotRef
+from warehouse.store import Layout, SnapshotRef, foreign
 
 # Relations the list queries read often and that are costly to compute (views over joins):
 # materialised once per snapshot (DuckDB computes them into Arrow tables) and registered under
@@ -224,7 +224,10 @@ class SnapshotReader:
         con = duckdb.connect(config={"threads": 1})
         try:
             con.execute("ATTACH ? AS snap (READ_ONLY)", [str(ref.path)])
-            con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'snap'")
+            why = foreign(con, "snap")
+            if why is not None:  # another program's database: a health state, not a 500
+                raise duckdb.InvalidInputException(why)
+            con.execute(GUARD_SQL)  # attached: from here on it reads what it has, nothing else
         except duckdb.Error:
             con.close()
             raise
@@ -278,7 +281,8 @@ class SnapshotReader:
         return opened, opened.cursor()
 
     def published_at(self, at: datetime) -> Opened:
-        """The snapshot that was current at ``at``: the last one published at or before it.
+        """The snapshot that was current at ``at``: the last one published at or before it
+        (publish times follow the store's order: a clock set back never publishes "earlier").
         Raises ``QueryError`` when none was, or when retention has pruned it."""
         runs = [r for r in self.layout.read_runs()
                 if r.get("snapshot_id") and r["status"] in ("published", "partial")
@@ -290,7 +294,7 @@ class SnapshotReader:
                              + (f"; the first was published {first}" if first else ""),
                              param="as_of")
         run = max(before, key=lambda r: r["finished_at"])
-        path = self.layout.snapshots / f"{run['snapshot_id']}.duckdb"
+        path = self.layout.snapshot_file(f"{run['snapshot_id']}.duckdb")
         if not path.exists():
             kept = sorted(p.stem for p in self.layout.snapshots.glob("*.duckdb"))
             raise QueryError(f"as_of {at.isoformat()}: snapshot {run['snapshot_id']} was pruned "

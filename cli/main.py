@@ -117,7 +117,13 @@ def refresh(
         if progress is not None:
             progress.stop()
     if report:
-        report.write_text(json.dumps(result.as_dict(), indent=2, default=str))
+        try:
+            report.write_text(json.dumps(result.as_dict(), indent=2, default=str))
+        except OSError as e:  # the run is recorded in runs/ all the same
+            from warehouse.exceptions import ExportError, io_reason
+
+            _fail(ExportError(f"the report could not be written to {report} (the run is "
+                              f"recorded in runs/{result.id}.json): {io_reason(e)}"))
     if log_json:
         for s in result.sources:
             _log_line("warning" if s.status in ("failed", "partial") else "info", "summary",
@@ -250,15 +256,19 @@ def sql(
     command: Annotated[str | None, typer.Option("-c", "--command",
                                                 help="Run this SQL and print the result.")] = None,
 ) -> None:
-    """Open the current snapshot read-only: a DuckDB shell, or run one statement with -c."""
+    """Open the current snapshot read-only: a DuckDB shell, or run one statement with -c.
+    Reading is all it can do: DuckDB's guards (``warehouse.db.READ_ONLY_GUARDS``) refuse
+    COPY ... TO, EXPORT DATABASE, ATTACH, INSTALL/LOAD and every SET or PRAGMA."""
     import duckdb
+
+    from warehouse.db import GUARD_SQL, open_read_only
 
     ref = Layout(_settings().data_path).read_current()
     if ref is None:
         _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
         return
     if command:
-        con = duckdb.connect(str(ref.path), read_only=True)
+        con = open_read_only(ref.path)
         try:
             con.sql(command).show(max_rows=10_000, max_width=10_000)
         except duckdb.Error as e:
@@ -268,9 +278,10 @@ def sql(
         return
     shell = shutil.which("duckdb")
     if shell and sys.stdin.isatty():
-        raise typer.Exit(subprocess.call([shell, "-readonly", str(ref.path)]))
+        raise typer.Exit(subprocess.call([shell, "-readonly", "-safe", "-cmd", GUARD_SQL,
+                                          str(ref.path)]))
     typer.echo(f"current snapshot: {ref.path}\n"
-               f"open it with:  duckdb -readonly {ref.path}\n"
+               f"open it with:  duckdb -readonly -safe {ref.path}\n"
                f"or in Python:  duckdb.connect('{ref.path}', read_only=True)")
 
 
@@ -316,8 +327,11 @@ def export(
     csv_raw: Annotated[bool, typer.Option(help="CSV: write text cells as they are (by default a "
                                           "cell starting with = + - @, tab or CR gets a leading "
                                           "apostrophe so a spreadsheet shows it as text).")] = False,
+    force: Annotated[bool, typer.Option(help="Replace files of the same names already in "
+                                        "--out (other files are left alone).")] = False,
 ) -> None:
-    """Write every table and view of the current snapshot, one file each, with a manifest."""
+    """Write every table and view of the current snapshot, one file each, with a manifest.
+    Nothing is written unless everything is: a failure leaves no partial file behind."""
     from warehouse.export import export as run_export
 
     ref = Layout(_settings().data_path).read_current()
@@ -325,7 +339,7 @@ def export(
         _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
         return
     try:
-        manifest = run_export(ref, out, format, csv_escape=not csv_raw)
+        manifest = run_export(ref, out, format, csv_escape=not csv_raw, force=force)
     except PerfledgerError as e:
         _fail(e)
         return
@@ -336,13 +350,12 @@ def export(
 @app.command()
 def describe() -> None:
     """Print the data dictionary: every table and view with its columns and comments."""
-    import duckdb
-
     from warehouse.catalog import dictionary
+    from warehouse.db import open_read_only
     from warehouse.schema import empty_warehouse
 
     ref = Layout(_settings().data_path).read_current()
-    con = duckdb.connect(str(ref.path), read_only=True) if ref else empty_warehouse()
+    con = open_read_only(ref.path) if ref else empty_warehouse()
 
     typer.echo(dictionary(con))
 
@@ -379,10 +392,9 @@ def calc(
                                                      "model=illustrative-100b.")] = None,
 ) -> None:
     """The bound calculators, the API's /v1/calc twin; prints JSON."""
-    import duckdb
-
     from warehouse import calc_inputs
     from warehouse import calculators as pure
+    from warehouse.db import open_read_only
 
     kwargs: dict[str, object] = {}
     for a in args or []:
@@ -401,7 +413,7 @@ def calc(
             if ref is None:
                 _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
                 return
-            con = duckdb.connect(str(ref.path), read_only=True)
+            con = open_read_only(ref.path)
             try:
                 defaults = {"decode": {"precision": "fp8", "context": 8192, "batch": 1,
                                        "efficiency": 1.0, "hardware_id": None, "model_id": None},

@@ -9,12 +9,10 @@ snapshot is never written to.
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import os
 import re
-import secrets
 import shutil
 import time
 from collections.abc import Callable
@@ -30,7 +28,13 @@ from ingest.http import FetchLimits, RetryPolicy, make_client
 from ingest.registry import SOURCES
 from warehouse import derived, health, validation
 from warehouse.db import insert_rows, loaded_sources
-from warehouse.exceptions import ConfigError, PerfledgerError, SnapshotError
+from warehouse.exceptions import (
+    ConfigError,
+    PerfledgerError,
+    SnapshotError,
+    disk_full,
+    io_reason,
+)
 from warehouse.redact import redact_deep, redact_text
 from warehouse.settings import Settings
 from warehouse.staging import Staging
@@ -66,6 +70,7 @@ class RunReport:
     last_stage: str = "start"
     notes: list[str] = field(default_factory=list)
     disabled: list[str] = field(default_factory=list)  # switched off: said, never refreshed
+    clock_behind_seconds: int = 0  # the system clock behind the store's newest time
 
     @property
     def exit_code(self) -> int:
@@ -80,7 +85,7 @@ class RunReport:
             "status": self.status, "snapshot_id": self.snapshot_id, "message": self.message,
             "pid": self.pid, "last_stage": self.last_stage, "notes": self.notes,
             "sources": [s.as_dict() for s in self.sources], "disabled": self.disabled,
-            "stages": self.stages,
+            "stages": self.stages, "clock_behind_seconds": self.clock_behind_seconds,
             "validation": self.validation, "coverage": self.coverage,
         })
 
@@ -109,10 +114,10 @@ class RunReport:
                for s in self.sources):
             lines.append(f"note: MLPerf could not be reached; {MIRROR_POINTER}")
         failed = [s.source for s in self.sources if s.status in ("failed", "partial")]
-        none = [s for s in failed if s not in self.partly()]
-        said = ("; ".join(filter(None, [  # the lines above say why
-            none and f"{', '.join(none)} did not load",
-            self.partly() and f"{', '.join(self.partly())} loaded in part"])) + " (above)"
+        partly = self.partly()
+        none = [s for s in failed if s not in partly]
+        said = ("; ".join([f"{', '.join(none)} did not load"] * bool(none)  # lines above say why
+                          + [f"{', '.join(partly)} loaded in part"] * bool(partly)) + " (above)"
                 if failed and self.message.startswith(tuple(failed)) else one_line(self.message))
         lines.append(f"refresh {self.id}: {self.status}"
                      + (f", snapshot {self.snapshot_id}" if self.snapshot_id else "")
@@ -149,11 +154,6 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def new_id() -> str:
-    """A sortable unique id: UTC time and a random suffix."""
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(3)
-
-
 def _check_disk(layout: Layout, min_free_mb: int) -> None:
     need = min_free_mb * 2**20
     current = layout.read_current()
@@ -161,7 +161,7 @@ def _check_disk(layout: Layout, min_free_mb: int) -> None:
         need += 2 * current.path.stat().st_size
     free = shutil.disk_usage(layout.root).free
     if free < need:
-        raise SnapshotError(f"not enough free disk in {layout.root}: {free // 2**20} MiB free, "
+        raise SnapshotError(f"not enough free disk in the data directory: {free // 2**20} MiB free, "
                             f"{need // 2**20} MiB needed for a new snapshot")
 
 
@@ -180,7 +180,11 @@ def refresh(
     sources file. Source failures and validation rejections are reported, not raised.
     """
     layout = Layout(settings.data_path)
-    layout.ensure()
+    try:
+        layout.ensure()
+    except OSError as e:  # a read-only or unwritable data directory: nothing can be recorded
+        raise SnapshotError("the data directory cannot be written, so no refresh can run or "
+                            f"be recorded: {io_reason(e, layout.root)}") from e
     if "sources" in settings.model_fields_set and not settings.sources.exists():
         raise ConfigError(f"the sources file {settings.sources} (PERFLEDGER_SOURCES) does not "
                           "exist; fix the path or unset it to use the defaults")
@@ -206,7 +210,7 @@ def refresh(
     policy = RetryPolicy(settings.http_retries, settings.http_backoff, settings.http_max_wait)
 
     with RefreshLock(layout):
-        report = RunReport(id=new_id(), started_at=datetime.now(UTC),  # switched off: said,
+        report = RunReport(id=layout.next_id(), started_at=datetime.now(UTC),  # switched off: said,
                            disabled=[s.name for s in SOURCES          # never failed or stale
                                      if not sources[s.name].enabled])
         deadline = time.monotonic() + settings.refresh_deadline
@@ -217,27 +221,20 @@ def refresh(
             layout.write_run(report.as_dict())  # a kill from here on leaves a visible record
         except OSError as e:  # a full disk: say so and stop, before fetching anything
             report.status = "failed"
-            report.message = io_reason(e)
+            report.message = io_reason(e, layout.root)
             return _finish(layout, report)
-        for p in layout.clean_partials():
-            emit("cleanup", f"removed partial file {p.name} left by an interrupted refresh")
-        recovered = layout.recover_current()
-        if recovered:  # the published snapshot cannot be read: build on the last good one
-            note = (f"corrupt snapshot {recovered['corrupt_snapshot']} "
-                    f"({recovered['reason']}) moved to {recovered['quarantined_to']}; "
-                    "rebuilding from " + (f"snapshot {recovered['rebuilt_from']}"
-                                          if recovered["rebuilt_from"] else "the sources"))
-            report.notes.append(note)
-            emit("cleanup", note)
         stage = Staging(layout, report.id, settings.refresh_memory_mb,
                         on_open=lambda: emit("stage", f"staging snapshot {report.id}"))
         try:
+            _clean_up(layout, report, emit)
+            _check_clock(layout, report, emit)
             _check_disk(layout, settings.min_free_mb)
             snapshot_id = report.id
             current = layout.read_current()
             # sources with rows to keep
             loaded = frozenset() if current is None else loaded_sources(stage.reader())
-            today = datetime.now(UTC).date().isoformat()
+            newest = layout.newest_known()  # a clock set back does not move "today" back
+            today = max(datetime.now(UTC), newest or datetime.now(UTC)).date().isoformat()
             for spec in selected:
                 name = spec.name
                 outcome = SourceOutcome(name, had_rows=name in loaded)
@@ -329,13 +326,13 @@ def refresh(
                  else f"{o.source} failed and has never loaded: {_own(o)}")
                 if o.status == "failed"
                 else f"{o.source} partly failed: {_own(o)}" for o in failed))
-            report.finished_at = datetime.now(UTC)
+            report.finished_at = layout.publish_time()  # after every recorded time
             con = duckdb.connect(str(staging))
             _record_run(con, layout, report)
             con.execute("CHECKPOINT")
             con.close()
             emit("publish", f"publishing snapshot {snapshot_id}")
-            layout.publish(staging, snapshot_id)
+            layout.publish(staging, snapshot_id, report.finished_at)
             stage.path = None  # published: no longer ours to delete
             for p in layout.prune(settings.retention_count, settings.retention_days):
                 emit("prune", f"removed old snapshot {p.name}")
@@ -344,18 +341,45 @@ def refresh(
         except (OSError, duckdb.IOException) as e:  # a full disk, a vanished directory
             stage.discard()
             report.status = "failed"
-            report.message = io_reason(e)
+            report.message = io_reason(e, layout.root)
             return _finish(layout, report)
         except BaseException as e:
             stage.discard()
             if report.status in ("running",):
                 report.status = "failed"
-                report.message = io_reason(e) if disk_full(e) else f"{type(e).__name__}: {e}"
+                report.message = io_reason(e, layout.root) if disk_full(e) else f"{type(e).__name__}: {e}"
                 _finish(layout, report)
             raise
         finally:
             if own_client:
                 client.close()
+
+
+def _clean_up(layout: Layout, report: RunReport, emit: Callable[[str, str], None]) -> None:
+    """Remove what a killed refresh left and, when the published snapshot cannot be read,
+    quarantine it and point CURRENT at the last good one (each said in the run's notes)."""
+    for p in layout.clean_partials():
+        emit("cleanup", f"removed partial file {p.name} left by an interrupted refresh")
+    recovered = layout.recover_current()
+    if recovered:  # the published snapshot cannot be read: build on the last good one
+        note = (f"corrupt snapshot {recovered['corrupt_snapshot']} "
+                f"({recovered['reason']}) moved to {recovered['quarantined_to']}; "
+                "rebuilding from " + (f"snapshot {recovered['rebuilt_from']}"
+                                      if recovered["rebuilt_from"] else "the sources"))
+        report.notes.append(note)
+        emit("cleanup", note)
+
+
+def _check_clock(layout: Layout, report: RunReport, emit: Callable[[str, str], None]) -> None:
+    """Say so (run record, notes, /healthz) when the system clock is behind the newest time
+    the store recorded: ids and publish times then continue from the store's, not the clock's."""
+    behind = layout.clock_behind()
+    if behind > 2:  # (a publish within the second it started may stand 1 s ahead)
+        report.clock_behind_seconds = round(behind)
+        note = (f"the system clock is {round(behind)} s behind the newest snapshot or run; "
+                "ids and publish times continue from the store's, fix the clock")
+        report.notes.append(note)
+        emit("cleanup", note)
 
 
 def _limits(settings: Settings, config: SourceConfig) -> FetchLimits:
@@ -370,17 +394,6 @@ def _own(outcome: SourceOutcome) -> str:
     return one_line(re.sub(rf"^{re.escape(outcome.source)}:?\s+", "", outcome.message))
 
 
-def disk_full(e: BaseException) -> bool:
-    """True when ``e`` (or what it was raised from) is ENOSPC, however it was wrapped: an
-    OSError, or a DuckDB error whose text says so."""
-    seen: BaseException | None = e
-    while seen is not None:
-        if getattr(seen, "errno", None) == errno.ENOSPC or "No space left" in str(seen):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
 def _rollback(stage: Staging, cause: BaseException) -> None:
     """Roll back a failed source; if that fails too (a commit that failed on a full disk
     leaves no transaction), log it and keep ``cause``, the error that says what happened."""
@@ -388,15 +401,6 @@ def _rollback(stage: Staging, cause: BaseException) -> None:
         stage.rollback()
     except duckdb.Error as e:
         log.warning("rollback after %s failed: %s", type(cause).__name__, one_line(str(e)))
-
-
-def io_reason(e: BaseException) -> str:
-    """One line that says what an I/O failure was: ``disk full writing <file>`` when it was."""
-    text = one_line(str(e))
-    if disk_full(e):
-        where = getattr(e, "filename", None)
-        return "disk full" + (f" writing {where}" if where else "") + f": {text}"
-    return f"I/O error ({type(e).__name__}): {text}"
 
 
 def _close_interrupted(layout: Layout) -> list[str]:
@@ -411,7 +415,7 @@ def _close_interrupted(layout: Layout) -> list[str]:
         try:
             layout.write_run({**run, "status": "interrupted", "message": note})
         except OSError as e:  # marked next time; this run's own record says why
-            note += f" (its record could not be updated: {io_reason(e)})"
+            note += f" (its record could not be updated: {io_reason(e, layout.root)})"
         notes.append(note)
     return notes
 
@@ -438,7 +442,7 @@ def _finish(layout: Layout, report: RunReport) -> RunReport:
     try:
         layout.write_run(report.as_dict())
     except OSError as e:  # the outcome still reaches the caller, the CLI and the log
-        note = f"the run record could not be written: {io_reason(e)}"
+        note = f"the run record could not be written: {io_reason(e, layout.root)}"
         report.notes.append(note)
         log.error("refresh %s: %s", report.id, note)
     log.info("refresh %s finished: %s (pid %s)", report.id, report.status, os.getpid())

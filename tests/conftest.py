@@ -19,6 +19,7 @@ from tests.helpers import (
     copy_data_dir,
 )
 from warehouse.settings import Settings
+from warehouse.store import Layout
 
 
 @pytest.fixture(scope="session")
@@ -207,3 +208,39 @@ def http_published(session_server, tmp_path_factory) -> tuple[Path, bytes]:
     assert report.status == "published", report.message
     session_server.reset()
     return tmp, body
+
+
+def publish_small(layout: Layout, snapshot_id: str, label: str = "v6.1") -> Path:
+    """Publish a snapshot with every table and one source snapshot row (``label``) to
+    ``layout``; returns its file."""
+    import hashlib
+    from datetime import UTC, datetime
+
+    import duckdb
+
+    from warehouse import derived
+    from warehouse.schema import create_all
+
+    staging = layout.start_staging(snapshot_id)
+    con = duckdb.connect(str(staging))
+    if layout.read_current() is None:
+        create_all(con)
+        derived.install(con)
+    body = label.encode()
+    sha = hashlib.sha256(body).hexdigest()
+    con.execute("DELETE FROM source_snapshot")
+    con.execute("INSERT INTO source_snapshot VALUES ('s1', 'mlperf', 'mlperf_summary', ?, "
+                "'https://x/summary.csv', ?, ?, ?, NULL, NULL, 'p/1', ?)",
+                [label, datetime(2026, 11, 1, tzinfo=UTC), sha, len(body),
+                 layout.save_raw(body, sha)])
+    con.close()
+    return layout.publish(staging, snapshot_id).path
+
+
+@pytest.fixture
+def data_dir(tmp_path) -> Path:
+    """A data directory with one small published snapshot (``publish_small``)."""
+    layout = Layout(tmp_path / "var")
+    layout.ensure()
+    publish_small(layout, "20261201T000000000000Z-aaaaaa")
+    return layout.root

@@ -1,10 +1,31 @@
-"""Small DuckDB helpers shared by loaders and queries: bulk insert, row fetching."""
+"""Small DuckDB helpers shared by loaders and queries: bulk insert, row fetching, and the
+guards of a connection that only reads."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import duckdb
+
+# DuckDB's own guards for a connection that only reads a snapshot (``perfledger sql``, the
+# API's connections): no file or network access besides the databases already open (so no
+# COPY ... TO, EXPORT DATABASE, ATTACH, read_csv of another file), no extension installed or
+# loaded behind the statement's back, and the configuration locked last, so that no SET or
+# PRAGMA (profiling_output, enable_external_access itself) can undo them.
+READ_ONLY_GUARDS: dict[str, bool] = {
+    "enable_external_access": False, "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False, "allow_community_extensions": False,
+    "lock_configuration": True}
+
+# The same guards as SQL, for a connection that must attach its files first (the API's
+# in-memory database) and for the duckdb shell (``-cmd``).
+GUARD_SQL = "; ".join(f"SET {k} = {str(v).lower()}" for k, v in READ_ONLY_GUARDS.items())
+
+
+def open_read_only(path: Path, **config: str | int | float) -> duckdb.DuckDBPyConnection:
+    """A connection to the DuckDB file at ``path`` that can read it and nothing else."""
+    return duckdb.connect(str(path), read_only=True, config={**config, **READ_ONLY_GUARDS})
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Iterable[dict],

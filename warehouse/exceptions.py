@@ -11,6 +11,7 @@
     ├── GrowthError                 a source returned far more rows than last time (terminal)
     ├── ValidationFailed            the validation run itself could not run (terminal)
     ├── SnapshotError               no snapshot / a snapshot cannot be opened (terminal)
+    ├── ExportError                 an export could not write its files; none left (terminal)
     ├── RefreshLocked               another refresh holds the lock (retryable)
     └── QueryError                  a query parameter is out of range (terminal; API → 422)
 
@@ -22,6 +23,10 @@ exception: the refresh reports the run as ``rejected``. Edges translate: the CLI
 """
 
 from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
 
 
 class PerfledgerError(Exception):
@@ -93,6 +98,11 @@ class SnapshotError(PerfledgerError):
     """A snapshot is missing or cannot be opened."""
 
 
+class ExportError(PerfledgerError):
+    """An export could not write its files (a full disk, an unwritable folder); what it had
+    written is removed, so nothing partial is left."""
+
+
 class RefreshLocked(PerfledgerError):
     """Another refresh is running."""
 
@@ -105,3 +115,27 @@ class QueryError(PerfledgerError):
     def __init__(self, message: str, *, param: str | None = None) -> None:
         super().__init__(message, param=param)
         self.param = param
+
+
+def disk_full(e: BaseException) -> bool:
+    """True when ``e`` (or what it was raised from) is ENOSPC, however it was wrapped: an
+    OSError, or a DuckDB error whose text says so."""
+    seen: BaseException | None = e
+    while seen is not None:
+        if getattr(seen, "errno", None) == errno.ENOSPC or "No space left" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def io_reason(e: BaseException, root: Path | None = None) -> str:
+    """One line that says what an I/O failure was: ``disk full writing <file>`` when it was;
+    paths inside ``root`` (the data directory) named relative to it."""
+    where = getattr(e, "filename", None)
+    text = " ".join(str(e).split())
+    if root is not None:
+        text = text.replace(f"{root}{os.sep}", "").replace(str(root), ".")
+        where = where and str(where).replace(f"{root}{os.sep}", "")
+    if disk_full(e):
+        return "disk full" + (f" writing {where}" if where else "") + f": {text}"
+    return f"I/O error ({type(e).__name__}): {text}"

@@ -110,9 +110,11 @@ def health(opened_id: str | None, published_at: datetime | None, validation: lis
     sources = list(source_status(runs).values())
     finished = [r for r in runs if r.get("status") != "running"]
     last_bad = bool(finished) and finished[0]["status"] in ("failed", "rejected", "interrupted")
+    behind = clock_behind(published_at, runs)
     if not opened_id:
         status = "empty"
-    elif corrupt or last_bad or any(s["state"] in ("stale", "never_loaded") for s in sources):
+    elif corrupt or last_bad or behind or any(s["state"] in ("stale", "never_loaded")
+                                             for s in sources):
         status = "degraded"
     else:
         status = "ok"
@@ -123,8 +125,8 @@ def health(opened_id: str | None, published_at: datetime | None, validation: lis
                     if corrupt else None),
         "published_at": published_at,
         "sources": sources,
-        "last_refresh": ({k: runs[0][k] for k in ("id", "status", "message", "started_at")}
-                         if runs else None),
+        "last_refresh": ({**{k: runs[0][k] for k in ("id", "status", "message", "started_at")},
+                          "clock_behind_seconds": behind} if runs else None),
         "validation": {
             "errors": sum(1 for v in validation if not v["success"] and v["severity"] == "error"),
             "warnings": [v["expectation"] for v in validation
@@ -134,6 +136,16 @@ def health(opened_id: str | None, published_at: datetime | None, validation: lis
                          for rnd, c in (accelerators or {}).get("accelerators_by_round",
                                                                  {}).items()},
     }
+
+
+def clock_behind(published_at: datetime | None, runs: list[dict]) -> int:
+    """Seconds the clock is behind the snapshot served (this process's clock) or was behind
+    the store at the last refresh (its run record), whichever is more; 0 within 2 s."""
+    now = datetime.now(UTC)
+    live = (published_at - now).total_seconds() if published_at else 0.0
+    recorded = runs[0].get("clock_behind_seconds") or 0 if runs else 0
+    behind = max(live, recorded)
+    return round(behind) if behind > 2 else 0
 
 
 def refreshes(runs: list[dict], statuses: list[str], limit: int) -> dict:

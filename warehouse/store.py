@@ -15,13 +15,26 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
+import secrets
 import shutil
 import tempfile
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from warehouse.exceptions import RefreshLocked, SnapshotError
+
+SHA256 = re.compile(r"[0-9a-f]{64}")
+ID_TIME = "%Y%m%dT%H%M%S%fZ"  # the time part of a run or snapshot id
+
+
+def id_time(snapshot_id: str) -> datetime | None:
+    """The UTC time a run or snapshot id starts with (None for an id of another form)."""
+    try:
+        return datetime.strptime(snapshot_id[:22], ID_TIME).replace(tzinfo=UTC)
+    except ValueError:
+        return None
 
 
 def _fsync_dir(path: Path) -> None:
@@ -71,13 +84,25 @@ def unreadable(path: Path) -> str | None:
     con = duckdb.connect()
     try:
         con.execute("ATTACH ? AS probe (READ_ONLY)", [str(path)])
-        con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'probe'")
-        con.execute("DETACH probe")
+        return foreign(con, "probe")
     except duckdb.Error as e:
         return " ".join(str(e).split())
     finally:
         con.close()
-    return None
+
+
+# The tables every route, the health check and a refresh read: a DuckDB file without them is
+# another program's database (tests/warehouse check they are tables of warehouse.schema).
+REQUIRED_TABLES = ("source_snapshot", "refresh_run", "validation_result", "mlperf_result")
+
+
+def foreign(con, database: str) -> str | None:
+    """Why the database attached as ``database`` is not a perfledger snapshot (one line), or
+    None when it has every ``REQUIRED_TABLES``."""
+    have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() "
+                                      "WHERE database_name = ?", [database]).fetchall()}
+    missing = [t for t in REQUIRED_TABLES if t not in have]
+    return f"not a perfledger snapshot (no {', '.join(missing)} table)" if missing else None
 
 
 class Layout:
@@ -94,14 +119,35 @@ class Layout:
         self.quarantine = self.root / "quarantine"
         self._unsynced: set[Path] = set()
 
+    def inside(self, path: Path, what: str) -> Path:
+        """``path`` itself, once it is known to stay inside the data directory with every
+        symlink followed; else ``SnapshotError`` naming ``what`` (never an absolute path)."""
+        if not path.resolve().is_relative_to(self.root):
+            raise SnapshotError(f"{what} leads outside the data directory; refused")
+        return path
+
+    def snapshot_file(self, name: str) -> Path:
+        """The snapshot file called ``name`` in ``snapshots/``: a plain ``*.duckdb`` name (no
+        directory part, no ``..``) that stays inside the data directory."""
+        if Path(name).name != name or not name.endswith(".duckdb") or name.startswith("."):
+            raise SnapshotError("its snapshot file is not a plain <id>.duckdb name in "
+                                "snapshots/ (a path, or ..); refused")
+        return self.inside(self.snapshots / name, f"snapshots/{name}")
+
     def ensure(self) -> None:
-        """Create the directories."""
+        """Create the directories, refusing any path of the layout that a symlink leads out
+        of the data directory (a refresh writes, moves and deletes only inside it)."""
         for d in (self.raw, self.snapshots, self.runs):
             d.mkdir(parents=True, exist_ok=True)
+        for name in ("raw", "snapshots", "runs", "state", "quarantine", "refresh.lock"):
+            self.inside(self.root / name, name)  # (a CURRENT leading out is replaced, not read)
 
     # ---------------------------------------------------------------- raw store
     def raw_path(self, sha256: str) -> Path:
-        """Where the raw bytes with this sha256 live."""
+        """Where the raw bytes with this sha256 live (``SnapshotError`` for anything but 64 hex
+        digits: the name comes from a snapshot's rows)."""
+        if not SHA256.fullmatch(sha256):
+            raise SnapshotError(f"{sha256[:80]!r} is not a sha256; no raw file is named so")
         return self.raw / sha256[:2] / sha256
 
     def save_raw(self, body: bytes, sha256: str) -> str:
@@ -138,13 +184,20 @@ class Layout:
     def read_current(self) -> SnapshotRef | None:
         """The published snapshot, or None before the first publish."""
         try:
-            data = json.loads(self.current.read_text())
+            data = json.loads(self.inside(self.current, "CURRENT").read_text())
+            path = self.snapshot_file(data["file"])
+            if path.stem != data["id"]:
+                raise ValueError(f"id {str(data['id'])[:80]!r} is not the file's")
+            return SnapshotRef(id=data["id"], path=path,
+                               published_at=datetime.fromisoformat(data["published_at"]))
         except FileNotFoundError:
             return None
-        except (OSError, ValueError) as e:
-            raise SnapshotError(f"{self.current} is unreadable: {e}") from e
-        return SnapshotRef(id=data["id"], path=self.snapshots / data["file"],
-                           published_at=datetime.fromisoformat(data["published_at"]))
+        except SnapshotError as e:
+            raise SnapshotError(f"CURRENT is refused: {e}") from e
+        except OSError as e:
+            raise SnapshotError(f"CURRENT is unreadable: {e.strerror}") from e
+        except (ValueError, KeyError, TypeError) as e:
+            raise SnapshotError(f"CURRENT is unreadable: {type(e).__name__}: {e}") from e
 
     def last_readable(self, skip: str | None = None) -> SnapshotRef | None:
         """The newest snapshot file DuckDB can read (other than the one with id ``skip``),
@@ -152,7 +205,8 @@ class Layout:
         published = {r["snapshot_id"]: r["finished_at"] for r in self.read_runs()
                      if r.get("snapshot_id") and r.get("finished_at")}
         for path in sorted(self.snapshots.glob("*.duckdb"), reverse=True):  # ids sort by time
-            if path.stem == skip or unreadable(path) is not None:
+            if path.stem == skip or not path.resolve().is_relative_to(self.root) \
+                    or unreadable(path) is not None:
                 continue
             when = published.get(path.stem)
             at = datetime.fromisoformat(when) if when else \
@@ -177,9 +231,9 @@ class Layout:
             if why is None:
                 return None
         moved = None
-        if current is not None and current.path.exists():
+        if current is not None and current.path.exists():  # read_current: inside, plain name
             self.quarantine.mkdir(parents=True, exist_ok=True)
-            moved = self.quarantine / current.path.name
+            moved = self.inside(self.quarantine, "quarantine/") / current.path.name
             os.replace(current.path, moved)
         for state in self.state.glob("*.json"):  # facts about the lost snapshot's rows
             state.unlink(missing_ok=True)
@@ -206,14 +260,57 @@ class Layout:
             shutil.copyfile(current.path, staging)
         return staging
 
-    def publish(self, staging: Path, snapshot_id: str) -> SnapshotRef:
-        """Make a finished staging file the current snapshot: fsync, rename, swap the pointer."""
+    # ------------------------------------------------------- time from the data
+    def newest_known(self) -> datetime | None:
+        """The latest time the store has recorded: the current snapshot's publish time and
+        the time in the newest snapshot, run or pointer id (ids are UTC times)."""
+        try:
+            current = self.read_current()
+        except SnapshotError:
+            current = None
+        names = [max((p.stem for p in d.glob(pattern)), default="")
+                 for d, pattern in ((self.snapshots, "*.duckdb"), (self.runs, "*.json"))]
+        times = [t for t in map(id_time, [*names, current.id if current else ""]) if t]
+        if current is not None:
+            times.append(current.published_at)
+        return max(times, default=None)
+
+    def clock_behind(self) -> float:
+        """Seconds the system clock is behind the newest time the store recorded (0 when it
+        is not): a clock set back is reported, never trusted to order snapshots."""
+        newest = self.newest_known()
+        return max(0.0, (newest - datetime.now(UTC)).total_seconds()) if newest else 0.0
+
+    def next_id(self) -> str:
+        """A new run (and snapshot) id: a UTC time and a random suffix that sorts after every
+        id the store holds, whatever the clock says. The ids are the store's sequence: they
+        order snapshots, runs, recovery and retention."""
+        newest = self.newest_known()
+        moment = datetime.now(UTC)
+        if newest is not None:
+            moment = max(moment, newest + timedelta(microseconds=1))
+        return moment.strftime(ID_TIME) + "-" + secrets.token_hex(3)
+
+    def publish_time(self) -> datetime:
+        """When a snapshot published now is published: the clock's time, or one second after
+        the newest recorded time when the clock is not past it (``Last-Modified`` never goes
+        backwards, and HTTP dates have whole seconds)."""
+        now = datetime.now(UTC)
+        newest = self.newest_known()
+        if newest is None or now.replace(microsecond=0) > newest.replace(microsecond=0):
+            return now
+        return newest.replace(microsecond=0) + timedelta(seconds=1)
+
+    def publish(self, staging: Path, snapshot_id: str,
+                published_at: datetime | None = None) -> SnapshotRef:
+        """Make a finished staging file the current snapshot: fsync, rename, swap the pointer
+        (published at ``published_at``, default ``publish_time()``)."""
         final = self.snapshots / f"{snapshot_id}.duckdb"
         with open(staging, "rb") as f:
             os.fsync(f.fileno())
         os.replace(staging, final)
         _fsync_dir(self.snapshots)
-        published_at = datetime.now(UTC)
+        published_at = published_at or self.publish_time()
         pointer = {"id": snapshot_id, "file": final.name, "published_at": published_at.isoformat()}
         atomic_write(self.current, json.dumps(pointer).encode())
         return SnapshotRef(id=snapshot_id, path=final, published_at=published_at)
@@ -281,8 +378,12 @@ class RefreshLock:
 
     def acquire(self) -> None:
         """Take the lock or raise ``RefreshLocked`` naming the holder's pid and start time."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:  # a read-only data directory: one line, not a traceback
+            raise SnapshotError(f"the refresh lock ({self.path.name}) cannot be opened: "
+                                f"{e.strerror}") from e
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

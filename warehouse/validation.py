@@ -82,7 +82,9 @@ def _raw_file_frame(path: Path, layout: Layout):
     out = []
     for sid, sha, raw_path in snaps:
         f = layout.root / raw_path
-        if not f.exists():
+        if not f.resolve().is_relative_to(layout.raw):
+            problem = "raw path outside the raw store"
+        elif not f.exists():
             problem = "raw file missing"
         elif hashlib.sha256(f.read_bytes()).hexdigest() != sha:
             problem = "raw bytes do not match sha256"

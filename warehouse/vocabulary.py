@@ -13,6 +13,7 @@ sets; a test checks that they all read the same ones. Sections:
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from enum import StrEnum
 
@@ -242,3 +243,19 @@ ANSWER_STATUSES = ("interpolated", "measured", "out of range", "no data")
 # Claim metrics that state a per-user output speed (tokens/s per user): the ones an InferenceX
 # interactivity can be compared with.
 PER_USER_SPEED_METRICS = ("output_tokens_per_s_per_user", "output_tokens_per_s")
+
+
+# Characters that change how a name looks, or which name it seems to be, without being part of
+# it: zero-width spaces and joiners, word joiner, BOM, soft hyphen, and the bidirectional
+# controls (marks, embeddings, overrides, isolates). "NVIDIA" with a zero-width space made a
+# second organization that filters missed.
+INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff\u200e\u200f"
+                                   "\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067"
+                                   "\u2068\u2069"))
+
+
+def identity_text(text: str) -> str:
+    """A name as it is compared, keyed and filtered: Unicode NFKC (fullwidth and compatibility
+    forms to their plain letters), ``INVISIBLE`` characters removed, ends stripped. Parsers keep
+    the original beside it where it differs."""
+    return unicodedata.normalize("NFKC", text).translate(INVISIBLE).strip()

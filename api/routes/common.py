@@ -4,6 +4,7 @@ that runs a ``ListQuery`` and renders it, item rendering, and ``as_of`` parsing.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, time, timedelta
@@ -148,22 +149,36 @@ def render_item(request: Request, opened: Opened, payload: dict, *, memo: bool =
 
 AS_OF_RANGE = (datetime(1970, 1, 1, tzinfo=UTC), datetime(9999, 12, 30, tzinfo=UTC))
 
+# The ISO 8601 forms as_of takes, each with one meaning: a calendar date in extended form
+# (the end of that day, UTC), or that date with a time (hours and minutes, optional seconds
+# and fraction) and an optional offset (Z or +hh:mm; none means UTC). Basic forms
+# (20261204), week and ordinal dates, bare hours and offsets with seconds are refused rather
+# than read a second way.
+AS_OF_FORM = re.compile(r"(?P<day>\d{4}-\d{2}-\d{2})"
+                        r"(?:[T ](?P<time>\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)"
+                        r"(?P<offset>Z|[+-]\d{2}:\d{2})?)?")
+
 
 def parse_as_of(value: str | None) -> datetime | None:
-    """``YYYY-MM-DD`` (the end of that day, UTC) or an ISO 8601 timestamp between 1970-01-01 and
-    9999-12-30; 422 otherwise, naming the accepted range."""
+    """``YYYY-MM-DD`` (the end of that day, UTC) or ``YYYY-MM-DDThh:mm[:ss[.ffffff]]`` with
+    ``Z``, ``±hh:mm`` or no offset (UTC), between 1970-01-01 and 9999-12-30; 422 otherwise,
+    naming the accepted forms and range."""
     if value is None:
         return None
-    accepted = (f"as_of: {value!r} is not a date (YYYY-MM-DD) or ISO 8601 timestamp from "
-                f"{AS_OF_RANGE[0].date()} to {AS_OF_RANGE[1].date()}")
+    accepted = (f"as_of: {value[:64]!r} is not an ISO 8601 date (YYYY-MM-DD) or date and time "
+                f"(YYYY-MM-DDThh:mm[:ss][Z|+hh:mm]) from {AS_OF_RANGE[0].date()} to "
+                f"{AS_OF_RANGE[1].date()}")
+    form = AS_OF_FORM.fullmatch(value)
     try:
-        if len(value) == 10:
-            day = date.fromisoformat(value)
-            moment = datetime.combine(day + timedelta(days=1), time(), UTC) \
-                - timedelta(microseconds=1)
+        if form is None:
+            raise ValueError(value)
+        if form["time"] is None:
+            moment = datetime.combine(date.fromisoformat(form["day"]) + timedelta(days=1),
+                                      time(), UTC) - timedelta(microseconds=1)
         else:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-            moment = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+            moment = datetime.fromisoformat(f"{form['day']}T{form['time']}"
+                                            f"{(form['offset'] or '+00:00').replace('Z', '+00:00')}")
+            moment = moment.astimezone(UTC)
     except (ValueError, OverflowError):
         raise QueryError(accepted, param="as_of") from None
     if not AS_OF_RANGE[0] <= moment <= AS_OF_RANGE[1] + timedelta(days=1):

@@ -13,8 +13,7 @@ import math
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-import orjson
-
+from ingest import jsonsafe
 from ingest.http import Raw
 from warehouse.exceptions import ParseError
 from warehouse.vocabulary import AZURE_OS_TAILS, HOURLY_UNITS, HOURS_IN_TERM, Evidence
@@ -66,9 +65,9 @@ def _hourly(item: dict, price: float) -> float | None:
 def parse(raw: Raw, *, page: int, snapshot_id: str, observed_at: datetime) -> Iterator[dict]:
     """Typed rows from one page; ``ParseError`` names the page and the item that is wrong."""
     try:
-        body = orjson.loads(raw.body)
-    except ValueError as e:
-        raise ParseError(f"{SOURCE}: page {page} is not JSON: {e}", source=SOURCE,
+        body = jsonsafe.loads(raw.body)
+    except jsonsafe.JSONRefused as e:
+        raise ParseError(f"{SOURCE}: page {page}: the JSON {e}", source=SOURCE,
                          page=page) from None
     if not isinstance(body, dict) or not isinstance(body.get("Items"), list):
         raise ParseError(f"{SOURCE}: page {page} has no Items list", source=SOURCE, page=page)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from ingest.context import CURATED_DATA, LoadContext, SourceConfig
@@ -32,7 +32,8 @@ def load(ctx: LoadContext) -> None:
     if unchanged:
         ctx.outcome.status = "unchanged"
         return
-    parsed = {Path(r.url).name: check_file(r) for r in raws}
+    today = date.fromisoformat(ctx.today) if ctx.today else None
+    parsed = {Path(r.url).name: check_file(r, today) for r in raws}
     snapshots = {Path(r.url).name: ctx.record(r, kind="curated_file", label=Path(r.url).name,
                                               parser_version=PARSER_VERSION)
                  for r in raws}

@@ -14,7 +14,7 @@ loaded. Files and what they hold:
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import yaml
@@ -69,8 +69,9 @@ def _where(data: object, loc: tuple) -> str:
     return ".".join(parts)
 
 
-def check_file(raw: Raw) -> BaseModel:
-    """Parse and check one curated file; ``CuratedFileError`` names file, entry and field."""
+def check_file(raw: Raw, today: date | None = None) -> BaseModel:
+    """Parse and check one curated file; ``CuratedFileError`` names file, entry and field.
+    ``today`` (default: the clock's) is the latest date a check may carry."""
     name = Path(raw.url).name
     try:
         data = yaml.safe_load(raw.body.decode("utf-8"))
@@ -78,7 +79,7 @@ def check_file(raw: Raw) -> BaseModel:
         raise CuratedFileError(f"{SOURCE}: {name}: not valid YAML: {e}", source=SOURCE,
                                url=raw.url) from None
     try:
-        return SCHEMAS[name].model_validate(data)
+        return SCHEMAS[name].model_validate(data, context={"today": today})
     except ValidationError as e:
         first = e.errors()[0]
         where = _where(data, tuple(first["loc"]))

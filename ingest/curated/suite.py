@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from warehouse.suites import Rule, rows
+from warehouse.suites import TODAY, Rule, rows
 
 
 def rules() -> list[Rule]:
@@ -16,7 +16,7 @@ def rules() -> list[Rule]:
     out += [
         rows("claim: claimed_on <= checked_on <= today", "claim",
              "SELECT id, claimed_on, checked_on FROM {batch} WHERE claimed_on > checked_on "
-             "OR checked_on > current_date"),
+             f"OR checked_on > {TODAY}"),
         rows("claim: value is positive", "claim", "SELECT id, value FROM {batch} WHERE NOT value > 0"),
         rows("hardware_spec: value is positive", "hardware_spec",
              "SELECT id, value FROM {batch} WHERE NOT value > 0"),
@@ -24,6 +24,6 @@ def rules() -> list[Rule]:
              "hardware_spec", "SELECT id, value, value_text FROM {batch} WHERE "
              "(value IS NULL) = (value_text IS NULL) OR (value IS NOT NULL AND unit IS NULL)"),
         rows("hardware_spec: checked_on is not in the future", "hardware_spec",
-             "SELECT id, checked_on FROM {batch} WHERE checked_on > current_date"),
+             f"SELECT id, checked_on FROM {{batch}} WHERE checked_on > {TODAY}"),
     ]
     return out

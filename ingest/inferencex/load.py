@@ -23,7 +23,6 @@ from pydantic import Field
 from ingest.context import CURATED_DATA, LoadContext, SourceConfig
 from ingest.http import Raw
 from ingest.inferencex.aliases import parse_aliases
-from ingest.mirror import fetch_or_carried
 from ingest.inferencex.parse import (
     PARSER_VERSION,
     SOURCE,
@@ -32,6 +31,7 @@ from ingest.inferencex.parse import (
     parse_availability,
     parse_benchmarks,
 )
+from ingest.mirror import fetch_or_carried
 from warehouse.db import fetch_dicts, insert_rows, scalar
 from warehouse.exceptions import PerfledgerError, SourceError
 from warehouse.redact import redact

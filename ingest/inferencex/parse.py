@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Iterator
 from datetime import date, datetime
 
+from ingest import jsonsafe
 from ingest.http import Raw
 from warehouse.exceptions import ParseError
 from warehouse.vocabulary import (
@@ -103,38 +103,14 @@ def _fail(what: str, index: int, url: str) -> ParseError:
     return ParseError(f"{SOURCE}: {what} (row {index} of {url})", source=SOURCE, url=url)
 
 
-def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
-    out: dict = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"key {key!r} appears twice in one object")
-        out[key] = value
-    return out
-
-
-def _no_constant(name: str) -> object:
-    raise ValueError(f"{name} is not a finite number")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text} is not a finite number")
-    return value
-
-
 def load_json(raw: Raw) -> object:
-    """The body as JSON, or a ParseError saying why not: not JSON, nested deeper than the
-    decoder goes (Python's recursion limit), a key repeated in one object, or NaN/Infinity."""
+    """The body as strict JSON (``ingest.jsonsafe``: no repeated key, no NaN/Infinity, nesting
+    bounded), or a ParseError saying why not."""
     try:
-        return json.loads(raw.body, object_pairs_hook=_no_duplicates,
-                          parse_constant=_no_constant, parse_float=_finite)
-    except RecursionError:
-        raise ParseError(f"{SOURCE}: {raw.url} is not JSON a row could be read from: nested too "
-                         "deeply", source=SOURCE, url=raw.url) from None
-    except (UnicodeDecodeError, ValueError) as e:
-        raise ParseError(f"{SOURCE}: {raw.url} is not JSON: {e}", source=SOURCE,
-                         url=raw.url) from e
+        return jsonsafe.loads(raw.body)
+    except jsonsafe.JSONRefused as e:
+        raise ParseError(f"{SOURCE}: {raw.url}: the JSON {e}", source=SOURCE,
+                         url=raw.url) from None
 
 
 def natural_id(row: dict) -> str:

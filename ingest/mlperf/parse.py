@@ -8,9 +8,9 @@ found. Both yield the same columns (``rows``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
+from ingest import jsonsafe
 from ingest.http import Raw
 from ingest.mlperf import csv_format, json_format
 from ingest.mlperf.links import location_url, results_tree
@@ -67,10 +67,9 @@ def _parse(raw: Raw, *, round_name: str, snapshot_id: str,
                                     report=report)
         return
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ParseError(f"{where}: not valid JSON at line {e.lineno}, column {e.colno}: "
-                         f"{e.msg}", source=SOURCE, line=e.lineno) from None
+        data = jsonsafe.loads(text)
+    except jsonsafe.JSONRefused as e:  # malformed, a key given twice, too deep, not finite
+        raise ParseError(f"{where}: the JSON {e}", source=SOURCE) from None
     if not isinstance(data, list):
         found = f"an object with keys {', '.join(list(data)[:5])}" if isinstance(data, dict) \
             else type(data).__name__

@@ -21,6 +21,7 @@ from warehouse.vocabulary import (
     POWER_UNITS,
     SCENARIOS,
     Evidence,
+    identity_text,
     model_family,
     normalise_model,
     normalise_scenario,
@@ -47,6 +48,10 @@ REQUIRED = ("organization", "availability", "division", "system_name", "platform
             "scenario_raw", "result", "units", "version")
 # The submitted model (normalised), never the official one: in the open division many
 # submitted variants share one official model and must stay apart.
+# Published names that identify a row or are filtered on: a zero-width space or a fullwidth
+# letter in them must not make a second organization, model or accelerator.
+IDENTITY_COLUMNS = ("organization", "division", "availability", "system_name", "platform",
+                    "model", "mlperf_model", "accelerator_model_name", "version", "units")
 NATURAL_KEY = ("round", "division", "organization", "platform", "model_id", "scenario", "units")
 
 _NULLS = {"", "None", "none", "NULL", "null", "nan", "NaN"}
@@ -120,7 +125,14 @@ def convert(value: object, kind: str, where: str, column: str, **context: Any) -
 def finish(row: dict, *, where: str, position: int, snapshot_id: str, source_format: str,
            extras: dict | None, published: dict[str, str], **context: Any) -> dict:
     """Check the required values and add the normalised and derived columns (and the id).
-    ``published`` maps a column to its name in the file, for messages."""
+    ``published`` maps a column to its name in the file, for messages. Names used as
+    identities (``IDENTITY_COLUMNS``) are compared as ``identity_text``; an original that
+    differs is kept in ``extras`` (``original``)."""
+    originals = {c: row[c] for c in IDENTITY_COLUMNS
+                 if isinstance(row.get(c), str) and identity_text(row[c]) != row[c]}
+    if originals:
+        row.update({c: identity_text(v) or None for c, v in originals.items()})
+        extras = {**(extras or {}), "original": originals}
     for column in REQUIRED:
         if row.get(column) is None:
             name = published.get(column, column)

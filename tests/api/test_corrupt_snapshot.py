@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import timedelta
 
 import pytest
 
 from ingest.refresh import refresh
 from tests.conftest import full_sources, make_settings, mount_azure
+from warehouse.store import ID_TIME, id_time
 
 
 def _second_snapshot(tmp):
@@ -20,7 +22,8 @@ def _second_snapshot(tmp):
     var = tmp / "var"
     pointer = json.loads((var / "CURRENT").read_text())
     old_id = pointer["id"]
-    new_id = old_id[:8] + "T235959999999Z-ffffff"  # sorts after the first
+    # sorts right after the first (an id hours ahead of the clock would read as a clock behind)
+    new_id = (id_time(old_id) + timedelta(milliseconds=1)).strftime(ID_TIME) + "-ffffff"
     new_file = var / "snapshots" / f"{new_id}.duckdb"
     shutil.copyfile(var / "snapshots" / pointer["file"], new_file)
     (var / "CURRENT").write_text(json.dumps({**pointer, "id": new_id, "file": new_file.name}))

@@ -48,7 +48,6 @@ def cold_and_warm(full_copy, client_for):
 @pytest.mark.parametrize("headers", HEADERS, ids=["gzip", "identity", "accept-csv"])
 def test_cold_and_warm_answers_are_byte_identical(cold_and_warm, headers):
     cold, warm = cold_and_warm
-    fast = _cache(warm)
     for url in QUERIES:
         computed = cold.get(url, headers=headers)
         first = warm.get(url, headers=headers)  # computed, then recorded
@@ -56,7 +55,7 @@ def test_cold_and_warm_answers_are_byte_identical(cold_and_warm, headers):
         _same(computed, first)
         _same(computed, replayed)
         if computed.status_code == 200 and "csv" not in url:
-            assert any(k[1] == url.split("?")[0] for k in fast._items), f"{url} not recorded"
+            assert _recorded(warm, url, headers), f"{url} not recorded"
         head = warm.head(url, headers=headers)
         assert head.status_code == computed.status_code and head.content == b""
         etag = computed.headers.get("etag")
@@ -73,6 +72,16 @@ def test_cold_and_warm_answers_are_byte_identical(cold_and_warm, headers):
 def _cache(client):
     """The response cache in front of a client's application."""
     return client.app.response_cache
+
+
+def _recorded(client, url: str, headers: dict[str, str] | None = None) -> bool:
+    """Whether the answer to ``url`` with ``headers`` is recorded (as the test client sends
+    it: gzip accepted unless the headers say otherwise)."""
+    cache = _cache(client)
+    sent = {"accept-encoding": "gzip, deflate", **{k.lower(): v for k, v in (headers or {}).items()}}
+    path, _, query = url.partition("?")
+    return cache.request_key(cache._snapshot, path, query.encode(),
+                             [(k.encode(), v.encode()) for k, v in sent.items()]) in cache._items
 
 
 def test_the_cache_holds_at_most_its_memory_budget(full_copy, client_for):
@@ -93,9 +102,11 @@ def test_the_cache_holds_at_most_its_memory_budget(full_copy, client_for):
         sizes.append(len(r.content))
         assert cache.bytes <= budget
     assert sum(sizes) > budget
-    assert cache.bytes == sum(len(body) for _, body in cache._items.values()) > 0
-    kept = [key[2] for key in cache._items]
-    assert b"limit=100&offset=0" not in kept and b"limit=100&offset=360" in kept  # oldest out
+    assert cache.bytes == sum(size for _, _, size in cache._items.values()) > 0
+    assert cache.bytes >= sum(len(body) for _, body, _ in cache._items.values())
+    identity = {"Accept-Encoding": "identity"}
+    assert not _recorded(client, "/v1/results?limit=100&offset=0", identity)  # oldest out
+    assert _recorded(client, "/v1/results?limit=100&offset=360", identity)
     again = client.get("/v1/results?limit=100&offset=360", headers={"Accept-Encoding": "identity"})
     assert again.content == client_for(make_settings(tmp, sources, api_response_cache_mb=0)).get(
         "/v1/results?limit=100&offset=360", headers={"Accept-Encoding": "identity"}).content
@@ -106,8 +117,8 @@ def test_errors_and_the_run_journal_are_never_replayed(full_client):
     for url in ("/v1/results?limt=5", "/v1/results/nosuch-id", "/healthz", "/v1/refreshes"):
         full_client.get(url)
         full_client.get(url)
-        assert not any(k[1] == url.split("?")[0] and k[2] == url.partition("?")[2].encode()
-                       for k in cache._items), url
+        assert not _recorded(full_client, url), url
+    assert not cache._items
 
 
 COST_QUERIES = [
@@ -312,3 +323,42 @@ def test_a_page_by_position_is_the_plain_page(full_copy, client_for, monkeypatch
         assert by_position == by_page, (q.equals, q.any_of, q.sort, q.limit, q.offset)
         pages += isinstance(by_page, tuple) and bool(by_page[1])
     assert pages > 30  # most random queries have rows
+
+
+def _held(cache) -> int:
+    """The bytes the cache's keys and entries really hold (every bytes or str in them)."""
+    total = 0
+    for key, entry in cache._items.items():
+        parts = key if isinstance(key, tuple) else (key,)
+        total += sum(len(p) for p in parts if isinstance(p, bytes | str))
+        total += len(entry[1]) + sum(len(k) + len(v) for k, v in entry[0]["headers"])
+    return total
+
+
+def test_header_values_are_not_kept_and_map_to_what_changes_the_answer(full_copy, client_for):
+    """A hundred requests with different 64 KB Accept headers (none naming a format) and
+    Origins (CORS off) are one answer, recorded once, holding none of those bytes."""
+    tmp, sources = full_copy
+    client = client_for(make_settings(tmp, sources, api_response_cache_mb=1))
+    cache = _cache(client)
+    for i in range(100):
+        r = client.get("/v1/results?limit=5", headers={
+            "Accept": f"application/json, */*;q=0.{i:02d}, " + "x" * 65536,
+            "Origin": f"https://o{i}.example"})
+        assert r.status_code == 200
+    assert len(cache._items) == 1 and _held(cache) <= cache.bytes <= 2**20
+    csv = client.get("/v1/results?limit=5", headers={"Accept": "text/csv, " + "y" * 1000})
+    assert csv.headers["content-type"].startswith("text/csv") and len(cache._items) == 2
+
+
+def test_every_byte_an_entry_holds_counts_against_the_budget(full_copy, client_for):
+    """Two hundred different 8 KB query strings: each answer is recorded, and what the keys
+    and entries hold together stays within PERFLEDGER_API_RESPONSE_CACHE_MB."""
+    tmp, sources = full_copy
+    client = client_for(make_settings(tmp, sources, api_response_cache_mb=1))
+    cache = _cache(client)
+    for i in range(200):
+        r = client.get(f"/v1/results?limit=1&system={i:04d}" + "z" * 8192)
+        assert r.status_code == 200
+        assert _held(cache) <= cache.bytes <= 2**20
+    assert len(cache._items) > 10

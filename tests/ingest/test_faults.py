@@ -328,8 +328,7 @@ def test_a_run_journal_write_on_a_full_disk_is_a_reported_failure(tmp_path, serv
     monkeypatch.setattr(store, "atomic_write", filling)
     report = refresh(settings_)
     assert report.status == "failed" and "\n" not in report.message
-    assert report.message.startswith(f"disk full writing {settings_.data_path / 'runs'}/"
-                                     f"{report.id}.json"), report.message
+    assert report.message.startswith(f"disk full writing runs/{report.id}.json"), report.message
     assert any(n.startswith("the run record could not be written: disk full") for n in report.notes)
     assert report.summary_lines()[-1].startswith(f"refresh {report.id}: failed — disk full")
     assert Layout(settings_.data_path).read_current() is None

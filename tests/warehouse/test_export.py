@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from datetime import UTC, datetime
+from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
@@ -106,3 +108,62 @@ def test_decimals_become_doubles_for_pandas():
     assert out.schema.field("n").type == pa.string()
     assert out.schema.field("rate").metadata == {b"comment": b"USD per hour"}
     assert out.schema.metadata == {b"comment": b"a table"}
+
+
+def test_an_export_over_existing_files_is_refused_without_force(ref, tmp_path):
+    out = tmp_path / "out"
+    first = export(ref, out, "csv")
+    (out / "notes.txt").write_text("mine")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with pytest.raises(ConfigError, match=r"already holds manifest.json, .*--force"):
+        export(ref, out, "csv")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    again = export(ref, out, "csv", force=True)
+    assert again["exported_at"] >= first["exported_at"]
+    assert (out / "notes.txt").read_text() == "mine"  # only same-named files are replaced
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_a_full_disk_mid_export_leaves_nothing_and_says_so_in_one_line(ref, tmp_path,
+                                                                       monkeypatch, fmt):
+    """The third file's write hits a real ENOSPC (it goes to /dev/full): one line naming the
+    file, and neither the files written before it nor the hidden folder are left."""
+    import tempfile
+
+    from warehouse.exceptions import ExportError
+
+    con = duckdb.connect(str(ref.path), read_only=True)
+    from warehouse.catalog import entries
+    third = entries(con)[2]["name"]
+    con.close()
+    real = tempfile.mkdtemp
+
+    def planted(*args, **kwargs):
+        work = real(*args, **kwargs)
+        os.symlink("/dev/full", os.path.join(work, f"{third}.{fmt}"))
+        return work
+
+    monkeypatch.setattr(tempfile, "mkdtemp", planted)
+    for out in (tmp_path / "new", tmp_path / "existing"):
+        if out.name == "existing":
+            out.mkdir()
+            (out / "keep.txt").write_text("x")
+        with pytest.raises(ExportError) as e:
+            export(ref, out, fmt)
+        assert "\n" not in e.value.message and "disk full" in e.value.message
+        assert f"{third}.{fmt}" in e.value.message and "nothing was written" in e.value.message
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            ["var", "existing"] if out.name == "existing" else ["var"])
+        if out.exists():
+            assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def test_an_unwritable_or_odd_target_is_one_line(ref, tmp_path):
+    from warehouse.exceptions import ExportError
+
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ExportError, match="^export to .* failed, nothing was written: I/O error"):
+        export(ref, tmp_path / "file" / "out")
+    with pytest.raises(ConfigError, match="is not a directory"):
+        export(ref, Path("/dev/full"))

@@ -45,7 +45,8 @@ def test_health_summary():
     running = [{**run("5", "running"), "sources": []}, *clean]  # a refresh in progress
     assert health.health("snap", None, validation, running)["status"] == "ok"
     assert got["last_refresh"] == {"id": "3", "status": "partial", "message": "run 3",
-                                   "started_at": JOURNAL[0]["started_at"]}
+                                   "started_at": JOURNAL[0]["started_at"],
+                                   "clock_behind_seconds": 0}
     assert health.health(None, None, [], [])["status"] == "empty"
 
 

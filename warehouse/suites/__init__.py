@@ -15,6 +15,12 @@ from typing import Any
 ERROR = "error"      # blocks publishing
 WARNING = "warning"  # published and reported
 
+# "Today" for rules that refuse dates in the future: the clock's date, or the date of the
+# newest run the snapshot records when the clock is behind it, so that a clock set back never
+# turns data an earlier refresh validated into a failure (time from the data, not the clock).
+TODAY = ("greatest(current_date, coalesce((SELECT max(finished_at) FROM refresh_run)::DATE, "
+         "current_date))")
+
 
 @dataclass(frozen=True)
 class Rule:

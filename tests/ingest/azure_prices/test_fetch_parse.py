@@ -115,7 +115,7 @@ def test_malformed_item_names_page_and_item(bad, reason):
 
 def test_page_that_is_not_json():
     raw = Raw(source="azure_prices", url="x", body=b"<html>", fetched_at=NOW)
-    with pytest.raises(ParseError, match="page 3 is not JSON"):
+    with pytest.raises(ParseError, match="page 3: the JSON is malformed"):
         list(azure_prices.parse(raw, page=3, snapshot_id="s", observed_at=NOW))
 
 

@@ -246,3 +246,28 @@ def test_full_page_without_next_link_continues_with_skip(server, tmp_path):
     assert az.details["items"] == 250 and az.details["pages"] == 3
     assert any("NextPageLink was empty; continued with $skip=100" in n for n in az.details["notes"])
     assert any("$skip=100" in w for w in az.warnings)
+
+
+@pytest.mark.parametrize("price", ["NaN", "1e309", "-Infinity", "inf"])
+def test_a_non_finite_price_is_refused_naming_page_and_item(warehouse, server, client_for, price):
+    """retailPrice strings that float() turns into NaN or infinity were stored, and their
+    costs 'priced' with a null cost: the source fails naming the item; last good rows stay."""
+    before = prices(client_for(warehouse))
+    emulator = mount_azure(server, page_size=4)
+    emulator.malformed[2] = {**seed_items()[0], "retailPrice": price}
+    report = refresh(warehouse)
+    [az] = [s for s in report.sources if s.source == "azure_prices"]
+    assert az.status == "failed" and "page 2, item 0" in az.message
+    assert f"retailPrice {price!r}" in az.message and "not a finite number" in az.message
+    assert prices(client_for(warehouse)) == before
+
+
+def test_a_page_with_a_key_given_twice_is_refused(tmp_path, server):
+    item = json.dumps(seed_items()[0])
+    page = ('{"Items": [' + item[:-1] + ', "retailPrice": 0.01}], "NextPageLink": null, '
+            '"Count": 1}').encode()
+    server.files["/dup"] = page
+    sources = write_sources(tmp_path / "sources.toml", azure_prices=f'url = "{server.url("/dup")}"')
+    report = refresh(make_settings(tmp_path, sources))
+    [az] = [s for s in report.sources if s.source == "azure_prices"]
+    assert az.status == "failed" and "page 1: the JSON repeats key 'retailPrice'" in az.message

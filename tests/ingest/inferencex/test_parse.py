@@ -141,10 +141,10 @@ def test_an_impossible_observation_is_refused_naming_the_field(change, message):
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    (b'[{"id": "1", "id": "2"}]', "key 'id' appears twice in one object"),
-    (b'[{"metrics": {"tput_per_gpu": NaN}}]', "NaN is not a finite number"),
-    (b'[{"metrics": {"tput_per_gpu": 1e309}}]', "1e309 is not a finite number"),
-    (b"[" * 10_000 + b"]" * 10_000, "nested too deeply"),
+    (b'[{"id": "1", "id": "2"}]', "the JSON repeats key 'id' in one object in record 0"),
+    (b'[{"metrics": {"tput_per_gpu": NaN}}]', "the JSON is malformed"),
+    (b'[{"metrics": {"tput_per_gpu": 1e309}}]', "the JSON holds a number that is not finite"),
+    (b"[" * 10_000 + b"]" * 10_000, "the JSON nests deeper than 1024 levels"),
 ])
 def test_a_malformed_answer_is_refused_with_a_clear_error(body, message):
     with pytest.raises(ParseError, match=re.escape(message)):

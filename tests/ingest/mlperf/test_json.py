@@ -108,7 +108,7 @@ def test_power_is_its_own_row_joined_by_key(records, parsed):
     ("<!DOCTYPE html><html>rate limited</html>", "v4.1: neither a JSON list of result objects "
                                                   "nor a summary CSV (40 bytes; how the file "
                                                   "starts is in the refresh log)"),
-    ("[{\"ID\": 1,", "v4.1: not valid JSON"),
+    ("[{\"ID\": 1,", "v4.1: the JSON is malformed"),
 ])
 def test_a_file_that_is_not_a_summary_names_the_round_and_what_was_found(body, message):
     with pytest.raises(ParseError) as e:
@@ -165,3 +165,49 @@ def test_a_json_file_at_a_csv_url_is_read_as_json_and_the_csv_at_a_json_url_as_c
     [row] = list(parse(raw_of(csv_body, "https://x/summary_results.json"), round_name="v9.9",
                        snapshot_id="s"))
     assert row["source_format"] == "csv"
+
+
+@pytest.mark.parametrize("body, message", [
+    ('[{"ID": "a", "Submitter": "NVIDIA", "Submitter": "Other"}]',
+     "v4.1: the JSON repeats key 'Submitter' in one object in record 0 (line 1)"),
+    ("[" * 10_000 + "]" * 10_000, "v4.1: the JSON nests deeper than 1024 levels"),
+    ("[{\"Performance_Result\": 1e309}]", "v4.1: the JSON holds a number that is not finite"),
+])
+def test_hostile_json_is_a_parse_error_of_its_round(body, message):
+    with pytest.raises(ParseError) as e:
+        rows_of(body, "v4.1")
+    assert message in str(e.value)
+
+
+def test_a_ten_thousand_deep_round_fails_alone(tmp_path, server):
+    """The other round loads; the deep one is named, never a RecursionError traceback."""
+    from ingest.refresh import refresh
+    from tests.conftest import make_settings, write_sources
+
+    server.files["/deep.json"] = b"[" * 10_000 + b"]" * 10_000
+    server.files["/v5.1.json"] = V51.read_bytes()
+    rounds = (f'rounds = {{ "v4.1" = "{server.url("/deep.json")}", '
+              f'"v5.1" = "{server.url("/v5.1.json")}" }}')
+    report = refresh(make_settings(tmp_path, write_sources(tmp_path / "s.toml", mlperf=rounds)))
+    assert report.status == "partial", report.message
+    [mlperf] = report.sources
+    assert list(mlperf.stale) == ["v4.1"] and mlperf.rows > 0
+    assert "v4.1 has never loaded: the JSON nests deeper than 1024 levels" in report.message
+
+
+@pytest.mark.parametrize("spelling", ["NVIDIA\u200b", "\u202eNVIDIA", "ＮＶＩＤＩＡ", "NVI\u00adDIA"])
+def test_an_invisible_or_fullwidth_name_is_the_same_organization(spelling):
+    """A zero-width space, a bidi override, fullwidth letters or a soft hyphen made a second
+    "NVIDIA" that filters missed: the name is stored as NFKC without them, the original kept."""
+    [plain] = rows_of([record(Submitter="NVIDIA")])
+    [odd] = rows_of([record(Submitter=spelling)])
+    assert odd["organization"] == "NVIDIA" and odd["id"] == plain["id"]
+    assert json.loads(odd["extras"])["original"] == {"organization": spelling}
+    assert plain["extras"] is None or "original" not in json.loads(plain["extras"])
+
+
+def test_filters_read_names_the_same_way():
+    from api.params import ResultParams
+
+    f = ResultParams(organization=["nvi\u200bdia,\u202eAMD", "ｎｖｉｄｉａ"]).filters()
+    assert f.organization == ["nvidia", "AMD"]
