@@ -29,6 +29,10 @@ def rules() -> list[Rule]:
         rows("inferencex_observation: every row's GPUs are counted (a positive count)", T,
              "SELECT id, disagg, decode_tp, num_prefill_gpu, num_decode_gpu, gpus FROM ("
              + reconcile.observation_sql("(SELECT * FROM {batch})") + ") WHERE gpus IS NULL OR gpus <= 0"),
+        rows("inferencex_observation: a possible observation (concurrency above 0, a date no "
+             "later than its fetch)", T,
+             "SELECT id, conc, observed_on, first_seen_at FROM {batch} "
+             "WHERE conc <= 0 OR observed_on > CAST(first_seen_at AS DATE)"),
         rows("inferencex_observation: one current version per observation", T,
              "SELECT observation_key, count(*) AS versions FROM {batch} WHERE valid_to IS NULL "
              "GROUP BY observation_key HAVING count(*) > 1"),
