@@ -41,6 +41,7 @@ def _repo_sources_at(tmp: Path, base: str, **extra: str) -> Path:
     to a section (``extra={"mlperf": "builtin_mirror = false"}``)."""
     text = (REPO / "sources.toml").read_text().replace(UPSTREAM, base)
     text = text.replace('dir = "data"', f'dir = "{REPO / "data"}"')
+    text = text.replace('base_url = "https://inferencex.semianalysis.com"', f'base_url = "{base}"')
     text = text.replace('url = "https://prices.azure.com/api/retail/prices"',
                         f'url = "{extra.pop("azure", "http://127.0.0.1:9/none")}"')
     for section, line in extra.items():
@@ -156,10 +157,12 @@ def test_with_the_mirror_off_an_offline_refresh_fails_as_before(tmp_path):
     dead = f"http://127.0.0.1:{free_port()}"
     off = "builtin_mirror = false"
     settings = make_settings(tmp_path, _repo_sources_at(
-        tmp_path, dead, mlperf=off, mlperf_rules=off, curated="enabled = false"))
+        tmp_path, dead, mlperf=off, mlperf_rules=off, inferencex=off,
+        curated="enabled = false"))
     report = refresh(settings)
     by = {s.source: s for s in report.sources}
     assert report.status == "failed" and report.snapshot_id is None
+    assert by["inferencex"].status == "failed" and "carried" not in by["inferencex"].message
     assert by["mlperf"].status == "failed" and by["mlperf_rules"].status == "failed"
     for name in ROUNDS:
         assert "carried" not in by["mlperf"].details[name]["message"]
