@@ -46,7 +46,8 @@ def accepted_params(request: Request) -> list[str]:
     for field in getattr(dependant, "query_params", []):
         model = field.field_info.annotation
         fields = getattr(model, "model_fields", None)
-        names |= {f.alias or n for n, f in fields.items()} if fields else {field.alias}
+        names |= ({f.alias or n for n, f in fields.items()} if fields is not None
+                  else {field.alias})  # a model with no field takes no parameter
     return sorted(names)
 
 
@@ -55,7 +56,8 @@ def unknown_parameter(name: str, accepted: list[str]) -> str:
     close = difflib.get_close_matches(name, accepted, n=1, cutoff=0.6) or sorted(
         (a for a in accepted if name.startswith(a) or a.startswith(name)), key=len)[-1:]
     return (f"unknown parameter {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
-            + f"; accepted: {', '.join(accepted) or 'none'}")
+            + (f"; accepted: {', '.join(accepted)}" if accepted
+               else "; this route takes no query parameter"))
 
 
 def install(app: FastAPI) -> None:

@@ -165,10 +165,13 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # OWASP "CSV Injection"
 
 
 def _cell(value: object, escape: bool) -> object:
-    """A CSV cell: empty for NULL; a text that a spreadsheet would run as a formula gets a
+    """A CSV cell: empty for NULL; ``true``/``false`` for a boolean, as JSON and SQL spell it
+    (not Python's True/False); a text that a spreadsheet would run as a formula gets a
     leading apostrophe (shown as text) when ``escape``; numbers stay numbers."""
     if value is None:
         return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
     value = _plain(value)
     if escape and isinstance(value, str) and value.startswith(FORMULA_START):
         return "'" + value

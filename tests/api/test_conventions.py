@@ -229,3 +229,24 @@ def test_claim_checks_take_round_spellings_and_a_verdict(full_client):
     assert picked["total"] == sum(1 for r in v61["rows"] if r["verdict"] == verdict)
     assert full_client.get("/v1/claim-checks", params={"verdict": verdict.upper()}).json()[
         "total"] >= picked["total"]
+
+
+def test_a_route_without_parameters_says_so_when_given_one(full_client):
+    # #48: /v1/accelerators?limit=1 answered "accepted: _" (the query model's own name)
+    r = full_client.get("/v1/accelerators", params={"limit": 1})
+    assert r.status_code == 422
+    assert r.json()["error"]["message"] == ("unknown parameter 'limit'; this route takes no "
+                                            "query parameter")
+
+
+def test_csv_booleans_are_spelled_as_json_and_sql_spell_them(full_client):
+    # #48: CSV said True/False (Python's spelling)
+    import csv
+    import io
+
+    r = full_client.get("/v1/ratios", params={"format": "csv", "limit": 1000})
+    rows = list(csv.DictReader(io.StringIO(r.text)))
+    flags = {row["flagged"] for row in rows}
+    assert flags and flags <= {"true", "false"}
+    json_rows = full_client.get("/v1/ratios", params={"limit": 1000}).json()["rows"]
+    assert [row["flagged"] == "true" for row in rows] == [row["flagged"] for row in json_rows]
