@@ -600,6 +600,7 @@ view("observation",
                             "NULL when it breaks none. Such a row is never on the frontier",
       "reconciled": "True when the row breaks none of the publisher's invariants",
       "current": "True for the version a refresh last fetched (valid_to is NULL)",
+      "evidence": label_comment((Evidence.third_party_measured, Evidence.self_measured)),
       "source": "inferencex (SemiAnalysis InferenceX, third_party_measured) or self_measured "
                 "(a run the user imported with perfledger import, on the hardware they stated)"},
      inherits=("inferencex_observation", "self_observation"))(

@@ -31,7 +31,8 @@ def tool_name_sql(column: str) -> str:
 
 
 def observation_sql() -> str:
-    """``self_observation`` rows in the observation view's columns (united BY NAME)."""
+    """``self_observation`` rows in the observation view's columns (united BY NAME); only
+    this module's constants are formatted in."""
     return f"""
 SELECT s.* EXCLUDE (output_tput, total_tput, gpus, imported_at, model),
        s.model,
@@ -49,7 +50,7 @@ SELECT s.* EXCLUDE (output_tput, total_tput, gpus, imported_at, model),
        NULL::VARCHAR AS invariant_failures
 FROM self_observation s
 LEFT JOIN (SELECT i.id, CASE WHEN i.model_mapping = 'mapped' THEN i.model END AS model_id
-           FROM self_import i) m ON m.id = s.import_id"""
+           FROM self_import i) m ON m.id = s.import_id"""  # noqa: S608
 
 
 def list_imports(con) -> list[dict]:  # noqa: ANN001 - a DuckDB connection

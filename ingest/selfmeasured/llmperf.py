@@ -39,10 +39,10 @@ def _quantiles(reader: RunReader, ours: str, theirs: str) -> Run:
 
 def parse_run(reader: RunReader) -> Run:
     """The run's columns."""
-    done = reader.count("results_num_completed_requests", required=True)
-    per_min = reader.number("results_num_completed_requests_per_min", required=True)
-    mean_in = reader.number("results_number_input_tokens_mean", required=True)
-    mean_out = reader.number("results_number_output_tokens_mean", required=True)
+    done = reader.count("results_num_completed_requests", required=True) or 0
+    per_min = reader.number("results_num_completed_requests_per_min", required=True) or 0.0
+    mean_in = reader.number("results_number_input_tokens_mean", required=True) or 0.0
+    mean_out = reader.number("results_number_output_tokens_mean", required=True) or 0.0
     run: Run = {
         "model_in_file": reader.raw("model"),
         "run_at": timestamp(reader, "timestamp", reader.raw("timestamp")),
