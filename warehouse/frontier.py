@@ -171,6 +171,7 @@ model_ids AS (
     SELECT DISTINCT target_id AS model_family FROM inferencex_alias, ask
     WHERE kind = 'model' AND target_id IS NOT NULL
       AND (target_id = ask.model OR key = ask.model OR lower(display) = lower(ask.model))
+    UNION SELECT DISTINCT model_id FROM obs WHERE model_id IS NOT NULL  -- self-measured too
 ),
 lp AS (
     SELECT p.accelerator_id, min(p.price_per_accelerator_hour) AS rate,
