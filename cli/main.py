@@ -441,6 +441,11 @@ def calc(
     typer.echo(json.dumps(out, indent=2, default=str))
 
 
+from cli.imports import import_command  # noqa: E402 - its own module; registered here
+
+app.command(name="import")(import_command)
+
+
 def main() -> None:
     """Entry point of the ``perfledger`` script."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

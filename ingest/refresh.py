@@ -23,9 +23,10 @@ import duckdb
 import httpx
 
 from ingest.config import load_sources
-from ingest.context import LoadContext, SourceConfig, SourceOutcome
+from ingest.context import LoadContext, SourceConfig, SourceOutcome, SourceSpec
 from ingest.http import FetchLimits, RetryPolicy, make_client
 from ingest.registry import SOURCES
+from ingest.selfmeasured import suite as selfmeasured_suite
 from warehouse import derived, health, validation
 from warehouse.db import insert_rows, loaded_sources
 from warehouse.exceptions import (
@@ -49,6 +50,7 @@ def all_rules() -> list[Rule]:
     rules = core_rules()
     for spec in SOURCES:
         rules.extend(spec.rules())
+    rules.extend(selfmeasured_suite.rules())  # imported runs are carried by every snapshot
     return rules
 
 
@@ -173,8 +175,11 @@ def refresh(
     accept_growth: bool = False,
     client: httpx.Client | None = None,
     on_event: Callable[[str, str], None] | None = None,
+    specs: list[SourceSpec] | None = None,
 ) -> RunReport:
-    """Run one refresh and return its report (also written to ``runs/``).
+    """Run one refresh and return its report (also written to ``runs/``). ``specs`` runs
+    these sources instead of the registry's (``perfledger import``: one unregistered source,
+    its section's defaults as its configuration), through the same stage, validate, publish.
 
     Raises ``RefreshLocked`` if another refresh holds the lock, ``ConfigError`` for a bad
     sources file. Source failures and validation rejections are reported, not raised.
@@ -189,8 +194,8 @@ def refresh(
         raise ConfigError(f"the sources file {settings.sources} (PERFLEDGER_SOURCES) does not "
                           "exist; fix the path or unset it to use the defaults")
     sources = load_sources(settings.sources)
-    selected = [spec for spec in SOURCES if sources[spec.name].enabled
-                and (not only or spec.name in only)]
+    selected = specs if specs is not None else [
+        spec for spec in SOURCES if sources[spec.name].enabled and (not only or spec.name in only)]
     unknown = set(only or []) - set(sources.names)
     if unknown:
         raise ConfigError(f"unknown source(s): {', '.join(sorted(unknown))}; "
@@ -212,7 +217,7 @@ def refresh(
     with RefreshLock(layout):
         report = RunReport(id=layout.next_id(), started_at=datetime.now(UTC),  # switched off: said,
                            disabled=[s.name for s in SOURCES          # never failed or stale
-                                     if not sources[s.name].enabled])
+                                     if not sources[s.name].enabled and specs is None])
         deadline = time.monotonic() + settings.refresh_deadline
         for note in _close_interrupted(layout):
             report.notes.append(note)
@@ -240,13 +245,14 @@ def refresh(
                 outcome = SourceOutcome(name, had_rows=name in loaded)
                 report.sources.append(outcome)
                 emit("source", f"{name}: fetching")
+                config = sources.sections.get(name) or spec.config()
                 ctx = LoadContext(stage=stage, client=client, layout=layout,
-                                  config=sources[name], base_dir=sources.base_dir, policy=policy,
+                                  config=config, base_dir=sources.base_dir, policy=policy,
                                   outcome=outcome, shrink_ratio=settings.shrink_ratio,
                                   accept_shrink=accept_shrink, today=today,
                                   growth_ratio=settings.growth_ratio,
                                   accept_growth=accept_growth,
-                                  limits=_limits(settings, sources[name]),
+                                  limits=_limits(settings, config),
                                   changing=validation.prewarm, emit=emit,
                                   request_seconds=settings.http_deadline,
                                   deadline=min(deadline, time.monotonic()

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 
 import duckdb
 
-from warehouse import reconcile
+from warehouse import reconcile, selfmeasured
 from warehouse.vocabulary import (
     ASSUMED_RATES,
     CLAIM_LABELS,
@@ -599,11 +599,15 @@ view("observation",
       "invariant_failures": "The publisher's invariants the row breaks, named ('; '-separated); "
                             "NULL when it breaks none. Such a row is never on the frontier",
       "reconciled": "True when the row breaks none of the publisher's invariants",
-      "current": "True for the version a refresh last fetched (valid_to is NULL)"},
-     inherits=("inferencex_observation",))(
+      "current": "True for the version a refresh last fetched (valid_to is NULL)",
+      "evidence": label_comment((Evidence.third_party_measured, Evidence.self_measured)),
+      "source": "inferencex (SemiAnalysis InferenceX, third_party_measured) or self_measured "
+                "(a run the user imported with perfledger import, on the hardware they stated)"},
+     inherits=("inferencex_observation", "self_observation"))(
 """
 WITH counted AS (""" + reconcile.observation_sql("inferencex_observation") + """)
-SELECT o.*, o.invariant_failures IS NULL AS reconciled, o.valid_to IS NULL AS current,
+SELECT o.*, 'inferencex' AS source, o.invariant_failures IS NULL AS reconciled,
+       o.valid_to IS NULL AS current,
        h.target_id AS accelerator_id, m.target_id AS model_id,
        CASE WHEN h.id IS NULL THEN 'unmapped' WHEN h.target_id IS NULL THEN 'no_counterpart'
             ELSE 'mapped' END AS hardware_mapping,
@@ -612,7 +616,7 @@ SELECT o.*, o.invariant_failures IS NULL AS reconciled, o.valid_to IS NULL AS cu
 FROM counted o
 LEFT JOIN inferencex_alias h ON h.kind = 'hardware' AND h.key = o.hardware_base
 LEFT JOIN inferencex_alias m ON m.kind = 'model' AND m.key = o.model
-""")
+UNION ALL BY NAME""" + selfmeasured.observation_sql())
 
 view("claim_observation_check",
      "Each per-user speed claim on a model InferenceX measures (one data/inferencex.yaml "
@@ -652,6 +656,7 @@ WITH c AS (
 ),
 latest AS (  -- like with like: current, reconciled versions, each configuration's latest run
     SELECT * FROM observation WHERE current AND reconciled AND interactivity IS NOT NULL
+      AND source = 'inferencex'
     QUALIFY observed_on = max(observed_on) OVER (PARTITION BY model, hardware, framework,
         precision, spec_method, disagg, prefill_tp, prefill_ep, prefill_num_workers, decode_tp,
         decode_ep, decode_num_workers, num_prefill_gpu, num_decode_gpu, isl, osl)

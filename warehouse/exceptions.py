@@ -6,14 +6,16 @@
     │   ├── FetchError              network / HTTP failure (retryable)
     │   │   └── FetchRefused        a redirect or a body the fetch policy refuses (terminal)
     │   └── ParseError              the bytes are not what the parser expects (terminal)
-    │       └── CuratedFileError    a curated data/ file breaks its schema (terminal)
+    │       ├── CuratedFileError    a curated data/ file breaks its schema (terminal)
+    │       └── ResultFileError     an imported benchmark result file is refused (terminal)
     ├── ShrinkError                 a source returned far fewer rows than last time (terminal)
     ├── GrowthError                 a source returned far more rows than last time (terminal)
     ├── ValidationFailed            the validation run itself could not run (terminal)
     ├── SnapshotError               no snapshot / a snapshot cannot be opened (terminal)
     ├── ExportError                 an export could not write its files; none left (terminal)
     ├── RefreshLocked               another refresh holds the lock (retryable)
-    └── QueryError                  a query parameter is out of range (terminal; API → 422)
+    ├── QueryError                  a query parameter is out of range (terminal; API → 422)
+    └── ImportRefused               an import asked for what the warehouse cannot do (terminal)
 
 Each carries enough context (source, URL, row number, field) to say how to fix the problem;
 a refresh records a failed source's error type, ``retryable`` and context in its run record, so
@@ -81,6 +83,21 @@ class CuratedFileError(ParseError):
     """A curated file in data/ breaks its schema; names the file, entry and field."""
 
 
+class ResultFileError(ParseError):
+    """A benchmark result file given to ``perfledger import`` cannot be read as the tool wrote
+    it: an unknown tool or schema version, a missing required field, a unit the parser does not
+    know, a negative or non-finite figure. Names the file, the run (0-based index in the file)
+    and the field; nothing of that file is stored."""
+
+    def __init__(self, message: str, *, file: str, run: int | None = None,
+                 field: str | None = None) -> None:
+        where = file + (f", run {run}" if run is not None else "") + \
+            (f", field {field}" if field else "")
+        super().__init__(f"{where}: {message}", source="selfmeasured", file=file, run=run,
+                         field=field)
+        self.file, self.run, self.field = file, run, field
+
+
 class ShrinkError(PerfledgerError):
     """A source returned far fewer rows than the last good refresh (see --accept-shrink)."""
 
@@ -107,6 +124,12 @@ class RefreshLocked(PerfledgerError):
     """Another refresh is running."""
 
     retryable = True
+
+
+class ImportRefused(PerfledgerError):
+    """``perfledger import`` was asked for something the warehouse cannot do: an accelerator
+    id it does not know, a count below 1, an import id that is not on record, a file already
+    imported with other stated hardware."""
 
 
 class QueryError(PerfledgerError):

@@ -26,6 +26,7 @@ Values are bound parameters (``ask``), in the order ``FRONTIER_PARAMS`` lists.
 from __future__ import annotations
 
 from warehouse.calculators import cost_per_million_sql
+from warehouse.selfmeasured import SOURCE_SELF, tool_name_sql
 from warehouse.vocabulary import (
     ENERGY_SCOPE_GPU,
     ENERGY_SCOPE_WALL,
@@ -56,10 +57,14 @@ FRONTIER_PARAMS = (
 CONFIG = ("model, hardware, framework, precision, spec_method, disagg, is_multinode, prefill_tp, "
           "prefill_ep, prefill_dp_attention, prefill_num_workers, decode_tp, decode_ep, "
           "decode_dp_attention, decode_num_workers, num_prefill_gpu, num_decode_gpu, pp, "
-          "offload_mode, benchmark_type")
+          "offload_mode, benchmark_type, import_id")
 # The configuration in words: raw model key, hardware, framework, precision, speculation and
 # parallelism (every GPU counted, as ``gpus`` is).
-CONFIGURATION = """o.model || ' ' || o.hardware || ' ' || o.framework || ' ' || o.precision
+CONFIGURATION = """CASE WHEN o.source = '""" + SOURCE_SELF + """' THEN o.model || ' on '
+    || o.gpus || ' x ' || o.accelerator_id || ' (stated), ' || o.framework || ' '
+    || o.precision || ', self-measured with ' || """ + tool_name_sql("o.tool") + """
+    || coalesce(' ' || o.tool_version, '') || ' (' || o.file_name || ', run '
+    || o.run_index || ')' ELSE o.model || ' ' || o.hardware || ' ' || o.framework || ' ' || o.precision
     || ' spec=' || coalesce(o.spec_method, 'none') || CASE WHEN o.disagg
     THEN ' disagg: prefill ' || o.prefill_gpus || ' GPUs (TP' || o.prefill_tp || ' EP'
          || o.prefill_ep || ' x' || coalesce(o.prefill_num_workers, 1) || '), decode '
@@ -67,13 +72,22 @@ CONFIGURATION = """o.model || ' ' || o.hardware || ' ' || o.framework || ' ' || 
          || coalesce(o.decode_num_workers, 1) || ')'
     ELSE ' agg: ' || o.gpus || ' GPUs (TP' || o.decode_tp || ' EP' || o.decode_ep || ' PP'
          || coalesce(o.pp, 1) || ')' END
-    || CASE WHEN o.decode_dp_attention THEN ' dp-attention' ELSE '' END"""
+    || CASE WHEN o.decode_dp_attention THEN ' dp-attention' ELSE '' END END"""
+# A self-measured series is its own line per accelerator and tool (tools define per-user
+# speed differently), labelled so: never mixed into InferenceX's curve of the accelerator.
+SERIES = ("CASE WHEN o.source = '" + SOURCE_SELF + "' THEN o.accelerator_id || "
+          "' (self-measured, ' || " + tool_name_sql("o.tool") + " || ')' "
+          "ELSE coalesce(o.accelerator_id, o.hardware_base) END")
+SELF_BASIS = basis(Evidence.self_measured, Evidence.assumption)
 
 IX_BASIS = basis(Evidence.third_party_measured, Evidence.assumption)
 ML_BASIS = basis(Evidence.measured, Evidence.benchmark_rule, Evidence.assumption)
 ANSWER_NOTE = (INFERENCEX_ATTRIBUTION + ". Interpolated by perfledger between the two "
                "neighbouring frontier points; not an InferenceX measurement.")
 MEASURED_NOTE = INFERENCEX_ATTRIBUTION + ". The frontier point itself (measured by InferenceX)."
+SELF_ANSWER_NOTE = ("A self-measured series (the user's imported runs, hardware as stated): "
+                    "interpolated by perfledger between its neighbouring frontier points, or "
+                    "the nearest point when out of range; never extrapolated.")
 OUT_OF_RANGE_NOTE = (INFERENCEX_ATTRIBUTION + ". Out of the measured range of interactivity: "
                      "the nearest frontier point is given; nothing is extrapolated.")
 
@@ -102,7 +116,7 @@ def frontier_sql() -> str:
     return f"""
 WITH ask AS (SELECT {ask}),
 obs AS (
-    SELECT o.*, coalesce(o.accelerator_id, o.hardware_base) AS series,
+    SELECT o.*, {SERIES} AS series,
            o.interactivity AS x, o.output_tput_per_gpu AS y, {CONFIGURATION} AS configuration
     FROM observation o, ask
     WHERE o.current AND o.reconciled
@@ -135,7 +149,8 @@ seg AS (
 rng AS (
     SELECT series, min(x) AS lo, max(x) AS hi, arg_min(id, x) AS lo_id, arg_max(id, x) AS hi_id,
            arg_min(y, x) AS lo_y, arg_max(y, x) AS hi_y,
-           any_value(accelerator_id) AS accelerator_id, any_value(hardware_base) AS hardware
+           any_value(accelerator_id) AS accelerator_id, any_value(hardware_base) AS hardware,
+           any_value(source) AS source
     FROM front GROUP BY series
 ),
 hit AS (
@@ -156,6 +171,7 @@ model_ids AS (
     SELECT DISTINCT target_id AS model_family FROM inferencex_alias, ask
     WHERE kind = 'model' AND target_id IS NOT NULL
       AND (target_id = ask.model OR key = ask.model OR lower(display) = lower(ask.model))
+    UNION SELECT DISTINCT model_id FROM obs WHERE model_id IS NOT NULL  -- self-measured too
 ),
 lp AS (
     SELECT p.accelerator_id, min(p.price_per_accelerator_hour) AS rate,
@@ -192,8 +208,13 @@ SELECT CASE WHEN f.on_frontier THEN 'frontier' ELSE 'dominated' END AS kind,
        f.output_tput_per_decode_gpu, f.observed_on, f.run_url, f.run_started_at,
        CASE WHEN f.power_status = 'valid' THEN f.joules_per_output_token END AS joules_per_output_token,
        CASE WHEN f.power_status = 'valid' THEN {_lit(ENERGY_SCOPE_GPU)} END AS energy_scope,
-       f.power_status, f.evidence, f.measurer, {_lit(IX_BASIS)} AS cost_basis,
-       f.attribution AS notice,
+       f.power_status, f.evidence, f.measurer,
+       CASE WHEN f.source = '{SOURCE_SELF}' THEN {_lit(SELF_BASIS)} ELSE {_lit(IX_BASIS)} END
+           AS cost_basis,
+       CASE WHEN f.source = '{SOURCE_SELF}' THEN f.attribution || ' ' || f.definition_note
+            ELSE f.attribution END AS notice,
+       f.source, f.tool, f.tool_version, f.import_id, f.file_name, f.file_sha256,
+       f.interactivity_basis,
        {_costs("flagged f", "f.y", "f.tput_per_gpu", "f.input_tput_per_gpu")}
 WHERE f.on_frontier OR ask.dominated
 UNION ALL BY NAME
@@ -228,10 +249,13 @@ SELECT 'at_interactivity' AS kind, 'at:' || a.series || ':' || CAST(ask.x0 AS VA
        CASE WHEN a.hid IS NOT NULL THEN NULL WHEN ask.x0 < a.lo THEN a.lo_y ELSE a.hi_y END
            AS nearest_output_tput_per_gpu,
        a.lo AS measured_interactivity_min, a.hi AS measured_interactivity_max,
-       {_lit(Evidence.derived.value)} AS evidence, {_lit(IX_BASIS)} AS cost_basis,
-       CASE a.status WHEN 'interpolated' THEN {_lit(ANSWER_NOTE)}
+       {_lit(Evidence.derived.value)} AS evidence, a.source,
+       CASE WHEN a.source = '{SOURCE_SELF}' THEN {_lit(SELF_BASIS)} ELSE {_lit(IX_BASIS)} END
+           AS cost_basis,
+       CASE WHEN a.source = '{SOURCE_SELF}' THEN {_lit(SELF_ANSWER_NOTE)}
+            ELSE CASE a.status WHEN 'interpolated' THEN {_lit(ANSWER_NOTE)}
                      WHEN 'measured' THEN {_lit(MEASURED_NOTE)}
-                     ELSE {_lit(OUT_OF_RANGE_NOTE)} END AS notice,
+                     ELSE {_lit(OUT_OF_RANGE_NOTE)} END END AS notice,
        {_costs("ans a", "a.y_at", "a.t_at", None)}
 WHERE ask.x0 IS NOT NULL
 """

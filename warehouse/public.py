@@ -398,6 +398,28 @@ class ObservationPublic(InferencexObservationBase, SourceLink):
     invariant_failures: str | None = col("observation", "invariant_failures")
     reconciled: bool | None = col("observation", "reconciled")
     current: bool | None = col("observation", "current")
+    # self-measured runs (source self_measured): what was imported, and how
+    source: str | None = col("observation", "source")
+    tool: str | None = col("observation", "tool")
+    tool_version: str | None = col("observation", "tool_version")
+    schema_version: str | None = col("observation", "schema_version")
+    import_id: str | None = col("observation", "import_id")
+    run_index: int | None = col("observation", "run_index")
+    file_name: str | None = col("observation", "file_name")
+    file_sha256: str | None = col("observation", "file_sha256")
+    model_in_file: str | None = col("observation", "model_in_file")
+    note: str | None = col("observation", "note")
+    definition_note: str | None = col("observation", "definition_note")
+    interactivity_basis: str | None = col("observation", "interactivity_basis")
+    run_at: datetime | None = col("observation", "run_at")
+    request_rate: float | None = col("observation", "request_rate")
+    duration_s: float | None = col("observation", "duration_s")
+    completed_requests: int | None = col("observation", "completed_requests")
+    failed_requests: int | None = col("observation", "failed_requests")
+    incomplete_requests: int | None = col("observation", "incomplete_requests")
+    total_input_tokens: float | None = col("observation", "total_input_tokens")
+    total_output_tokens: float | None = col("observation", "total_output_tokens")
+    request_throughput: float | None = col("observation", "request_throughput")
 
 
 def _fc(description: str) -> Any:
@@ -506,6 +528,16 @@ class FrontierPointPublic(BaseModel):
     notice: str | None = _fc("Attribution: InferenceX's, or MLCommons' derived-result notice.")
     combined: str | None = _fc("Every row: the answer combines MLPerf with non-MLPerf results, "
                                "and how.")
+    source: str | None = _fc("inferencex or self_measured (a run the user imported, on the "
+                             "hardware they stated): a self-measured series is its own line.")
+    tool: str | None = _fc("Self-measured: the benchmark tool (vllm, sglang, aiperf, guidellm, "
+                           "llmperf).")
+    tool_version: str | None = _fc("Self-measured: the tool's version, where the file records it.")
+    import_id: str | None = _fc("Self-measured: self_import.id of the imported file.")
+    file_name: str | None = _fc("Self-measured: the imported file's name.")
+    file_sha256: str | None = _fc("Self-measured: sha256 of the imported file's bytes.")
+    interactivity_basis: str | None = _fc("Self-measured: how the tool's figures give the "
+                                          "interactivity (its definitions differ).")
 
 
 class ClaimObservationPublic(BaseModel):

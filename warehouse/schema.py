@@ -490,16 +490,108 @@ class InferencexAlias(InferencexAliasBase, table=True):
     __tablename__ = "inferencex_alias"
 
 
+# --------------------------------------------------------------------------- self-measured runs
+
+class SelfObservationBase(SQLModel):
+    id: str = F("import_id:run index (0-based position of the run in the file).", primary_key=True)
+    import_id: str = F("self_import.id of the file the run came from.")
+    run_index: int = F("Position of the run in its file (0-based): a JSONL line, a GuideLLM benchmark.")
+    tool: str = F("The benchmark tool that wrote the file: vllm, sglang, aiperf, guidellm or llmperf.")
+    tool_version: str | None = F("The tool's version as the file records it (NULL when it records none).")
+    schema_version: str | None = F("The file format version the parser recognised (the file's own schema or metadata version, else the key set that identified it).")
+    file_name: str = F("Name of the imported file (no directory).")
+    file_sha256: str = F("sha256 of the imported file's bytes (the raw store address).")
+    model: str = F("The model as the importer stated it (--model): a warehouse model id, or any name kept as given.")
+    model_in_file: str | None = F("The model the file itself names, when it names one.")
+    accelerator_id: str = F("Accelerator id as the importer stated it (--accelerator); the file records none.")
+    gpus: int = F("Accelerators the run used, as the importer stated it (--count): every GPU the serving deployment occupied.")
+    framework: str = F("Serving framework as stated (--framework), else unstated.")
+    precision: str = F("Precision as stated (--precision), else unstated.")
+    note: str | None = F("The importer's note (--note).")
+    definition_note: str | None = F("Where this tool's definitions differ from InferenceX's (TPOT, ITL, interactivity, lengths), in words.")
+    run_at: datetime | None = F("The run's time as the file records it (vLLM: when the result was written; AIPerf, GuideLLM: the start; LLMPerf: the summary's timestamp); a time without a zone is read as UTC. NULL when the file records no time.")
+    observed_on: date = F("The run's own date; the import date when the file records no time (definition_note says so).")
+    conc: int | None = F("Client concurrency (simultaneous requests) of the run; NULL for a run paced by request rate alone.")
+    request_rate: float | None = F("Requests per second the client offered (NULL: as fast as allowed, or not recorded).")
+    isl: int | None = F("Input tokens per completed request: the run's measured mean, rounded.")
+    osl: int | None = F("Output tokens per completed request: the run's measured mean, rounded.")
+    duration_s: float | None = Num("Duration of the run's measured window, seconds.")
+    completed_requests: int | None = F("Requests that completed successfully, as the tool counts them.")
+    failed_requests: int | None = F("Requests that failed (errored), as the tool counts them; NULL when the file does not say.")
+    incomplete_requests: int | None = F("Requests cut off before they finished (GuideLLM incomplete, AIPerf cancelled); NULL when the tool does not count them.")
+    total_input_tokens: float | None = Num("Input tokens of the completed requests.")
+    total_output_tokens: float | None = Num("Output tokens of the completed requests.")
+    ttft_median_s: float | None = Num("Median time to first token, seconds.")
+    ttft_p90_s: float | None = Num("p90 time to first token, seconds.")
+    ttft_p99_s: float | None = Num("p99 time to first token, seconds.")
+    ttft_p999_s: float | None = Num("p99.9 time to first token, seconds.")
+    tpot_median_s: float | None = Num("Median time per output token after the first ((latency - TTFT) / (output tokens - 1), per request), seconds.")
+    tpot_p90_s: float | None = Num("p90 time per output token, seconds.")
+    tpot_p99_s: float | None = Num("p99 time per output token, seconds.")
+    tpot_p999_s: float | None = Num("p99.9 time per output token, seconds.")
+    itl_median_s: float | None = Num("Median inter-token latency (every gap between streamed chunks, pooled), seconds.")
+    itl_p90_s: float | None = Num("p90 inter-token latency, seconds.")
+    itl_p99_s: float | None = Num("p99 inter-token latency, seconds.")
+    itl_p999_s: float | None = Num("p99.9 inter-token latency, seconds.")
+    e2el_median_s: float | None = Num("Median end-to-end request latency, seconds.")
+    e2el_p90_s: float | None = Num("p90 end-to-end latency, seconds.")
+    e2el_p99_s: float | None = Num("p99 end-to-end latency, seconds.")
+    e2el_p999_s: float | None = Num("p99.9 end-to-end latency, seconds.")
+    interactivity: float | None = Num("Median output tokens/s per user (the frontier's x axis); interactivity_basis says how the tool's figures give it.")
+    interactivity_basis: str | None = F("How interactivity was obtained from the file (e.g. 1 / median TPOT; the tool's own per-user median).")
+    request_throughput: float | None = Num("Completed requests per second, as the tool reports it.")
+    output_tput: float | None = Num("Output tokens/s of the whole deployment, as the tool reports it.")
+    total_tput: float | None = Num("Input + output tokens/s of the whole deployment (the tool's figure, or derived from its token totals and duration where it reports none).")
+    extras: str | None = F("JSON object of the run's fields without a column of their own (kept, not dropped).")
+    imported_at: datetime = F("When the import that stored the run ran (UTC).")
+    evidence: str = F(label_comment(TABLE_LABELS["self_observation"]))
+    source_snapshot_id: str = F("source_snapshot.id of the imported file's bytes.")
+
+
+class SelfObservation(SelfObservationBase, table=True):
+    """Self-measured runs: benchmark results the user imported (vLLM, SGLang, AIPerf, GuideLLM, LLMPerf), one row per run, with the hardware the importer stated."""
+
+    __tablename__ = "self_observation"
+
+
+class SelfImportBase(SQLModel):
+    id: str = F("Import id: the first 16 hex digits of the file's sha256 (the same bytes are the same import).", primary_key=True)
+    file_name: str = F("Name of the imported file (no directory).")
+    file_sha256: str = F("sha256 of the file's bytes.")
+    tool: str = F("The tool detected from the file's keys.")
+    tool_version: str | None = F("The tool's version as the file records it.")
+    schema_version: str | None = F("The file format version the parser recognised.")
+    runs: int = F("Runs stored from the file.")
+    model: str = F("The model as stated at import (--model).")
+    model_mapping: str = F("mapped (a warehouse model id) or unmapped (kept as given).")
+    accelerator_id: str = F("Accelerator id stated at import (--accelerator).")
+    gpus: int = F("Accelerator count stated at import (--count).")
+    framework: str = F("Serving framework stated at import, else unstated.")
+    precision: str = F("Precision stated at import, else unstated.")
+    note: str | None = F("The importer's note.")
+    imported_at: datetime = F("When the file was (last) imported (UTC).")
+    imported_by_run: str = F("The run (refresh_run.id) that imported it.")
+    removed_at: datetime | None = F("When the import was removed (perfledger import --remove); its runs are gone from self_observation, this record stays. NULL: in the warehouse.")
+    removed_by_run: str | None = F("The run that removed it.")
+    source_snapshot_id: str = F("source_snapshot.id of the file's bytes.")
+
+
+class SelfImport(SelfImportBase, table=True):
+    """Every file imported with perfledger import: what was stated, when, and whether it was removed (removal is recorded, not forgotten)."""
+
+    __tablename__ = "self_import"
+
+
 TABLES: list[type[SQLModel]] = [
     SourceSnapshot, SourceState, RefreshRun, ValidationResult, MlperfResult, Claim, ClaimHistory, Hardware,
     HardwareSpec,
     ModelShape, AcceleratorAlias, BenchmarkRule, RulePin, AzurePrice, InferencexObservation,
-    InferencexAlias,
+    InferencexAlias, SelfObservation, SelfImport,
 ]
 
 # Tables whose rows are facts: each has `evidence` and `source_snapshot_id`.
 FACT_TABLES = ["mlperf_result", "claim", "claim_history", "hardware_spec", "model_shape",
-               "benchmark_rule", "azure_price", "inferencex_observation"]
+               "benchmark_rule", "azure_price", "inferencex_observation", "self_observation"]
 
 
 def _ddl(model: type[SQLModel]) -> str:

@@ -25,6 +25,7 @@ class Evidence(StrEnum):
 
     measured = "measured"
     third_party_measured = "third_party_measured"
+    self_measured = "self_measured"
     vendor_measured = "vendor_measured"
     vendor_claim = "vendor_claim"
     vendor_projection = "vendor_projection"
@@ -39,6 +40,7 @@ class Evidence(StrEnum):
 DESCRIPTIONS: dict[Evidence, str] = {
     Evidence.measured: "result of an audited cross-vendor benchmark (MLPerf)",
     Evidence.third_party_measured: "an independent measurement quoted with its measurer",
+    Evidence.self_measured: "the buyer's own benchmark run, imported with the hardware they state",
     Evidence.vendor_measured: "the vendor's own measurement in a paper or report",
     Evidence.vendor_claim: "a dated vendor speed/price claim",
     Evidence.vendor_projection: "a claim the vendor itself marks as projected/unreleased",
@@ -58,6 +60,7 @@ STRENGTH: dict[Evidence, int] = {
     Evidence.benchmark_rule: 6,
     Evidence.vendor_spec: 5,
     Evidence.third_party_measured: 4,
+    Evidence.self_measured: 4,
     Evidence.vendor_measured: 3,
     Evidence.paper_reported: 3,
     Evidence.vendor_claim: 2,
@@ -85,6 +88,7 @@ TABLE_LABELS: dict[str, frozenset[Evidence]] = {
     "benchmark_rule": frozenset({Evidence.benchmark_rule}),
     "azure_price": frozenset({Evidence.list_price}),
     "inferencex_observation": frozenset({Evidence.third_party_measured}),
+    "self_observation": frozenset({Evidence.self_measured}),
 }
 
 

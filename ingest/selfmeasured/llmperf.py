@@ -1,0 +1,75 @@
+"""LLMPerf (``ray-project/llmperf`` ``token_benchmark_ray.py``): ``<model>_<in>_<out>_summary.json``.
+
+One flat object per run, seconds throughout (``metrics_summary``): ``results_<metric>_quantiles_
+p25…p99``, ``_mean``, ``_min``, ``_max``, ``_stddev`` for ``ttft_s``, ``inter_token_latency_s``,
+``end_to_end_latency_s``, ``request_output_throughput_token_per_s``, ``number_input_tokens``,
+``number_output_tokens``; ``num_concurrent_requests``, ``results_num_completed_requests``,
+``results_number_errors``, ``results_mean_output_throughput_token_per_s`` (output tokens of the
+completed requests over the run's wall time), ``results_num_completed_requests_per_min``,
+``timestamp`` (epoch seconds), ``version`` (the format's date). LLMPerf's inter-token latency is
+each request's end-to-end time divided by its output tokens, TTFT included, and its per-request
+output rate counts TTFT too: neither is TPOT, so TPOT and ITL stay NULL and interactivity is
+LLMPerf's median per-request rate (lower than InferenceX's 1 / median TPOT, said so).
+"""
+
+from __future__ import annotations
+
+from ingest.selfmeasured.fields import RunReader, timestamp
+from ingest.selfmeasured.runs import Parsed, Run, finish
+
+TOOL = "llmperf"
+VERSIONS = {"2023-08-31"}
+NOTE = ("LLMPerf: inter-token latency and per-request output rate include TTFT (end-to-end time "
+        "/ output tokens), so TPOT and ITL are NULL and interactivity is LLMPerf's median "
+        "per-request output tokens/s over the whole request (below InferenceX's 1 / median "
+        "TPOT); no p99.9; duration from completed requests / completed per minute.")
+BASIS = "LLMPerf median per-request output tokens / end-to-end latency (TTFT included)"
+
+
+def matches(doc: dict) -> bool:
+    """An LLMPerf summary: its flat results keys."""
+    return "results_num_completed_requests" in doc or "results_ttft_s_mean" in doc
+
+
+def _quantiles(reader: RunReader, ours: str, theirs: str) -> Run:
+    q = f"results_{theirs}_quantiles_"
+    return {f"{ours}_median_s": reader.number(q + "p50"), f"{ours}_p90_s": reader.number(q + "p90"),
+            f"{ours}_p99_s": reader.number(q + "p99")}
+
+
+def parse_run(reader: RunReader) -> Run:
+    """The run's columns."""
+    done = reader.count("results_num_completed_requests", required=True) or 0
+    per_min = reader.number("results_num_completed_requests_per_min", required=True) or 0.0
+    mean_in = reader.number("results_number_input_tokens_mean", required=True) or 0.0
+    mean_out = reader.number("results_number_output_tokens_mean", required=True) or 0.0
+    run: Run = {
+        "model_in_file": reader.raw("model"),
+        "run_at": timestamp(reader, "timestamp", reader.raw("timestamp")),
+        "conc": reader.count("num_concurrent_requests"),
+        "completed_requests": done,
+        "failed_requests": reader.count("results_number_errors"),
+        "duration_s": done * 60.0 / per_min if per_min else None,
+        "total_input_tokens": mean_in * done, "total_output_tokens": mean_out * done,
+        "output_tput": reader.number("results_mean_output_throughput_token_per_s", required=True),
+        "interactivity": reader.number(
+            "results_request_output_throughput_token_per_s_quantiles_p50"),
+        "interactivity_basis": BASIS,
+        **_quantiles(reader, "ttft", "ttft_s"),
+        **_quantiles(reader, "e2el", "end_to_end_latency_s"),
+    }
+    if run["interactivity"] is None:
+        run["interactivity_basis"] = None
+    return finish(run, reader, NOTE)
+
+
+def parse(file: str, docs: list[dict]) -> Parsed:
+    """The file's run (one summary per file; a JSONL of summaries gives one run a line)."""
+    version = docs[0].get("version")
+    if version not in VERSIONS:
+        raise RunReader(file, None, docs[0]).fail(
+            f"unknown LLMPerf summary version {version!r} (known: {', '.join(sorted(VERSIONS))})",
+            "version")
+    parsed = Parsed(TOOL, str(version))
+    parsed.runs = [parse_run(RunReader(file, i, d)) for i, d in enumerate(docs)]
+    return parsed

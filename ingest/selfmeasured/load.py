@@ -1,0 +1,191 @@
+"""Import and removal, each one source of one refresh run: staging → validate → publish.
+
+``import_spec``/``remove_spec`` build a ``SourceSpec`` whose ``load`` writes into the staged
+snapshot; ``ingest.refresh.refresh(settings, specs=[…])`` runs it with the lock, the staging
+copy, the derived views, the validation suites and the atomic publish every refresh has, so the
+API keeps serving the last good snapshot and a rejected import publishes nothing.
+
+Per file: its bytes are read and hashed; a file whose sha256 is already imported (and not
+removed) is left as it is (idempotent by content); otherwise it is parsed whole, and only a
+file that parses stores anything: its bytes in the raw store, a ``source_snapshot`` row, its
+runs in ``self_observation`` and one ``self_import`` row. A bad file is reported (file, run,
+field) and the other files proceed; the run is then ``partial`` (exit code 1).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+
+from ingest.context import LoadContext, SourceConfig, SourceSpec
+from ingest.http import Raw
+from ingest.selfmeasured import detect, suite
+from ingest.selfmeasured.runs import Parsed
+from warehouse.db import fetch_dicts, insert_rows
+from warehouse.exceptions import ImportRefused, ResultFileError
+from warehouse.vocabulary import Evidence
+
+SOURCE = "selfmeasured"
+PARSER_VERSION = "selfmeasured/1"
+UNSTATED = "unstated"
+
+
+@dataclass(frozen=True)
+class Statement:
+    """What the importer states about the runs: the files record none of it."""
+
+    accelerator: str
+    count: int
+    model: str
+    framework: str | None = None
+    precision: str | None = None
+    note: str | None = None
+
+    def same_as(self, row: dict) -> bool:
+        """Whether an earlier import of the same bytes stated the same hardware and model."""
+        return (row["accelerator_id"], row["gpus"], row["model"]) == \
+            (self.accelerator, self.count, self.model)
+
+
+def import_spec(paths: list[Path], stated: Statement) -> SourceSpec:
+    """The source that imports ``paths`` with ``stated`` hardware (for ``refresh(specs=…)``)."""
+    return SourceSpec(name=SOURCE, config=SourceConfig, rules=suite.rules,
+                      load=partial(load_files, paths=paths, stated=stated),
+                      doc="self-measured benchmark result files (perfledger import)")
+
+
+def remove_spec(import_id: str) -> SourceSpec:
+    """The source that removes one import (its runs go, its record stays, marked removed)."""
+    return SourceSpec(name=SOURCE, config=SourceConfig, rules=suite.rules,
+                      load=partial(remove, import_id=import_id),
+                      doc="removal of a self-measured import (perfledger import --remove)")
+
+
+def _known(ctx: LoadContext, sql: str) -> dict[str, str]:
+    return {str(r[0]).lower(): str(r[0]) for r in ctx.reader.execute(sql).fetchall() if r[0]}
+
+
+def check_statement(ctx: LoadContext, stated: Statement) -> tuple[str, str]:
+    """The model as stored and its mapping; refuses an unknown accelerator or a bad count."""
+    if stated.count < 1:
+        raise ImportRefused(f"--count must be at least 1 (got {stated.count})")
+    accelerators = _known(ctx, "SELECT id FROM hardware UNION SELECT accelerator_id FROM "
+                               "accelerator_alias")
+    if stated.accelerator.lower() not in accelerators:
+        shown = ", ".join(sorted(accelerators.values())[:12]) or "none (run perfledger refresh)"
+        raise ImportRefused(f"unknown accelerator {stated.accelerator!r}; known ids: {shown}")
+    models = _known(ctx, "SELECT model_family FROM mlperf_result UNION SELECT id FROM "
+                         "model_shape UNION SELECT target_id FROM inferencex_alias")
+    found = models.get(stated.model.strip().lower())
+    return (found, "mapped") if found else (stated.model.strip(), "unmapped")
+
+
+def _rows(parsed: Parsed, raw: Raw, ids: dict, stated: Statement, model: str) -> list[dict]:
+    common = {"import_id": ids["import"], "tool": parsed.tool,
+              "tool_version": parsed.tool_version, "schema_version": parsed.schema_version,
+              "file_name": ids["file"], "file_sha256": raw.sha256, "model": model,
+              "accelerator_id": stated.accelerator, "gpus": stated.count,
+              "framework": stated.framework or UNSTATED,
+              "precision": stated.precision or UNSTATED, "note": stated.note,
+              "imported_at": raw.fetched_at, "evidence": Evidence.self_measured.value,
+              "source_snapshot_id": ids["snapshot"]}
+    rows = []
+    for index, run in enumerate(parsed.runs):
+        when = run.get("run_at")
+        observed = when.date() if when else raw.fetched_at.date()
+        note = run["definition_note"] + ("" if when else " The file records no run time: "
+                                         "observed_on is the import date.")
+        rows.append({**common, **run, "id": f"{ids['import']}:{index}", "run_index": index,
+                     "observed_on": observed, "definition_note": note})
+    return rows
+
+
+def _store(ctx: LoadContext, raw: Raw, parsed: Parsed, stated: Statement,
+           model: tuple[str, str]) -> int:
+    """Write one parsed file: raw bytes, source snapshot, runs and the import record."""
+    import_id = raw.sha256[:16]
+    snapshot = ctx.record(raw, kind="result_file", label=import_id,
+                          parser_version=PARSER_VERSION)
+    name = raw.url.removeprefix("file:")
+    ids = {"import": import_id, "file": name, "snapshot": snapshot}
+    ctx.con.execute("DELETE FROM self_import WHERE id = ?", [import_id])
+    insert_rows(ctx.con, "self_import", [{
+        "id": import_id, "file_name": name, "file_sha256": raw.sha256, "tool": parsed.tool,
+        "tool_version": parsed.tool_version, "schema_version": parsed.schema_version,
+        "runs": len(parsed.runs), "model": model[0], "model_mapping": model[1],
+        "accelerator_id": stated.accelerator, "gpus": stated.count,
+        "framework": stated.framework or UNSTATED, "precision": stated.precision or UNSTATED,
+        "note": stated.note, "imported_at": raw.fetched_at,
+        "imported_by_run": ctx.stage.snapshot_id, "source_snapshot_id": snapshot}])
+    return insert_rows(ctx.con, "self_observation", _rows(parsed, raw, ids, stated, model[0]))
+
+
+def _import_one(ctx: LoadContext, path: Path, stated: Statement,
+                model: tuple[str, str]) -> dict:
+    """Import one file; its entry in the run's report (status, runs, import id, error)."""
+    name = path.name
+    try:
+        body = path.read_bytes()
+    except OSError as e:
+        raise ResultFileError(f"cannot read the file: {e.strerror or e}", file=name) from None
+    raw = Raw(source=SOURCE, url=f"file:{name}", body=body, fetched_at=datetime.now(UTC))
+    entry = {"file": name, "import_id": raw.sha256[:16], "sha256": raw.sha256}
+    before = fetch_dicts(ctx.reader, "SELECT * FROM self_import WHERE id = ? AND removed_at "
+                         "IS NULL", [entry["import_id"]])
+    if before and not stated.same_as(before[0]):
+        b = before[0]
+        raise ResultFileError(f"already imported as {b['id']} with {b['gpus']} x "
+                              f"{b['accelerator_id']} and model {b['model']}; remove it first "
+                              f"(perfledger import --remove {b['id']})", file=name)
+    if before:
+        return {**entry, "status": "unchanged", "runs": before[0]["runs"],
+                "tool": before[0]["tool"]}
+    parsed = detect.read(name, body)
+    ctx.changing()
+    runs = _store(ctx, raw, parsed, stated, model)
+    return {**entry, "status": "imported", "runs": runs, "tool": parsed.tool,
+            "tool_version": parsed.tool_version, "schema_version": parsed.schema_version}
+
+
+def load_files(ctx: LoadContext, *, paths: list[Path], stated: Statement) -> None:
+    """Import every file: good files are stored, bad ones reported; never one half-stored."""
+    model = check_statement(ctx, stated)
+    files, written = [], 0
+    for path in paths:
+        try:
+            entry = _import_one(ctx, path, stated, model)
+        except ResultFileError as e:
+            entry = {"file": path.name, "status": "refused", "error": str(e)}
+            ctx.outcome.stale[path.name] = str(e)
+            ctx.outcome.unloaded.add(path.name)
+        files.append(entry)
+        written += entry["runs"] if entry["status"] == "imported" else 0
+    ctx.outcome.details["files"] = files
+    ctx.outcome.details["model_mapping"] = model[1]
+    ctx.outcome.finish(written)
+
+
+def remove(ctx: LoadContext, *, import_id: str) -> None:
+    """Remove one import: its runs are deleted, its record marked removed (by this run)."""
+    rows = fetch_dicts(ctx.reader, "SELECT * FROM self_import WHERE id = ?", [import_id])
+    if not rows:
+        raise ImportRefused(f"no import {import_id!r}; perfledger import --list shows them")
+    if rows[0]["removed_at"] is not None:
+        raise ImportRefused(f"import {import_id} was already removed at {rows[0]['removed_at']}")
+    ctx.changing()
+    gone = ctx.con.execute("DELETE FROM self_observation WHERE import_id = ? RETURNING id",
+                           [import_id]).fetchall()
+    ctx.con.execute("UPDATE self_import SET removed_at = ?, removed_by_run = ? WHERE id = ?",
+                    [datetime.now(UTC), ctx.stage.snapshot_id, import_id])
+    ctx.outcome.details["removed"] = {"import_id": import_id, "file": rows[0]["file_name"],
+                                      "runs": len(gone)}
+    ctx.outcome.wrote = True
+    ctx.outcome.finish(0)
+
+
+def as_json(value: object) -> str:
+    """A report value as one JSON line (for the CLI's --json)."""
+    return json.dumps(value, default=str, sort_keys=True)

@@ -1,0 +1,71 @@
+"""SGLang ``python -m sglang.bench_serving --output-file`` (JSONL, one line per run).
+
+Keys (``sglang/bench_serving.py``): ``backend``, ``dataset_name``, ``request_rate``,
+``max_concurrency``, ``duration`` (s), ``completed``, ``total_input_tokens``,
+``total_output_tokens`` (and ``_retokenized``), ``output_throughput`` and, in later versions,
+``request_throughput``, ``input_throughput``, ``total_throughput``, ``mean_/median_/std_/p<N>_``
+of ``ttft``, ``tpot``, ``itl`` and ``e2e_latency`` in milliseconds, ``server_info`` (the
+server's arguments and version). No model key; ``random_input_len``/``random_output_len`` are the
+CLI values — upper bounds when ``random_range_ratio`` < 1 and unused for other datasets — so the
+lengths stored are the measured means. Older files report only medians of TTFT and ITL: then
+interactivity is 1 / median ITL, which is not InferenceX's (1 / median TPOT) and is said so.
+"""
+
+from __future__ import annotations
+
+from ingest.selfmeasured.fields import RunReader, ms_family, timestamp
+from ingest.selfmeasured.runs import Parsed, Run, finish
+
+TOOL = "sglang"
+KEYS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e_latency"}
+NOTE = ("SGLang bench_serving: TPOT per request excluding the first token, ITL over every chunk "
+        "gap (InferenceX's definitions); lengths are the measured means per completed request "
+        "(random_input_len/random_output_len are CLI upper bounds, kept in extras); no model "
+        "and no run time in the file.")
+ITL_BASIS = "1 / median ITL (the file reports no TPOT; InferenceX uses 1 / median TPOT)"
+
+
+def matches(doc: dict) -> bool:
+    """An SGLang result: run keys, no ``model_id``, and SGLang's own keys."""
+    own = {"total_output_tokens_retokenized", "server_info", "random_range_ratio"}
+    return "output_throughput" in doc and "model_id" not in doc and bool(own & doc.keys())
+
+
+def schema_of(doc: dict) -> str:
+    """``with server_info`` (later versions) or ``without server_info``."""
+    return "with server_info" if "server_info" in doc else "without server_info"
+
+
+def _version(doc: dict) -> str | None:
+    info = doc.get("server_info")
+    return str(info["version"]) if isinstance(info, dict) and info.get("version") else None
+
+
+def parse_run(reader: RunReader) -> Run:
+    """One run's columns."""
+    rate = reader.raw("request_rate")
+    reader.used.add("server_info")
+    run: Run = {
+        "run_at": timestamp(reader, "date", reader.raw("date"), "%Y%m%d-%H%M%S"),
+        "conc": reader.count("max_concurrency"),
+        "request_rate": None if rate in (None, "inf") else reader.check(rate, "request_rate"),
+        "duration_s": reader.number("duration", required=True),
+        "completed_requests": reader.count("completed", required=True),
+        "total_input_tokens": reader.number("total_input_tokens", required=True),
+        "total_output_tokens": reader.number("total_output_tokens", required=True),
+        "request_throughput": reader.number("request_throughput"),
+        "output_tput": reader.number("output_throughput", required=True),
+        "total_tput": reader.number("total_throughput"),
+        **ms_family(reader, KEYS),
+    }
+    if run["tpot_median_s"] is None and run["itl_median_s"]:
+        run["interactivity"] = 1.0 / run["itl_median_s"]
+        run["interactivity_basis"] = ITL_BASIS
+    return finish(run, reader, NOTE)
+
+
+def parse(file: str, docs: list[dict]) -> Parsed:
+    """Every run of the file (one per line)."""
+    parsed = Parsed(TOOL, schema_of(docs[0]), _version(docs[0]))
+    parsed.runs = [parse_run(RunReader(file, i, d)) for i, d in enumerate(docs)]
+    return parsed

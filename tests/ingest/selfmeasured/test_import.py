@@ -1,0 +1,143 @@
+"""perfledger import end to end on a real warehouse: the real files land as self_measured with
+the stated hardware through staging → validate → publish; again is a no-op; removal is
+recorded; a bad file stores nothing and the others still import."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from ingest.refresh import refresh
+from ingest.selfmeasured.load import Statement, import_spec, remove_spec
+from tests.conftest import make_settings, write_sources
+from tests.helpers import REPO, copy_data_dir
+from tests.ingest.selfmeasured.cases import ALL, LLMPERF, SGLANG, VLLM
+from warehouse.store import Layout
+
+H100 = Statement("nvidia-h100-sxm", 8, "gpt-oss-120b", framework="vllm", precision="mxfp4",
+                 note="runpod")
+
+
+@pytest.fixture(scope="module")
+def curated_only(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("selfmeasured")
+    sources = write_sources(tmp / "sources.toml", curated=f'dir = "{REPO / "data"}"')
+    assert refresh(make_settings(tmp, sources)).status == "published"
+    return tmp
+
+
+@pytest.fixture
+def settings(curated_only, tmp_path):
+    copy_data_dir(curated_only / "var", tmp_path / "var")
+    return make_settings(tmp_path, curated_only / "sources.toml")
+
+
+def current(settings) -> duckdb.DuckDBPyConnection:
+    return duckdb.connect(str(Layout(settings.data_path).read_current().path), read_only=True)
+
+
+def test_every_real_file_lands_as_self_measured_with_the_stated_hardware(settings):
+    report = refresh(settings, specs=[import_spec(list(ALL), H100)])
+    assert report.status == "published", report.as_dict()
+    files = report.sources[0].details["files"]
+    assert [(f["tool"], f["runs"], f["status"]) for f in files] == [
+        ("vllm", 1, "imported"), ("sglang", 7, "imported"), ("aiperf", 1, "imported"),
+        ("guidellm", 1, "imported"), ("llmperf", 1, "imported")]
+    con = current(settings)
+    rows = con.execute("SELECT evidence, accelerator_id, gpus, framework, precision, note, "
+                       "count(*) FROM self_observation GROUP BY ALL").fetchall()
+    assert rows == [("self_measured", "nvidia-h100-sxm", 8, "vllm", "mxfp4", "runpod", 11)]
+    # the raw bytes are kept content-addressed, like every source's
+    layout = Layout(settings.data_path)
+    for f in files:
+        assert layout.raw_path(f["sha256"]).read_bytes() == next(
+            p for p in ALL if p.name == f["file"]).read_bytes()
+    # per every GPU: the tool's whole-deployment figure divided by the stated count
+    y, t, src = con.execute("SELECT output_tput_per_gpu, tput_per_gpu, source FROM observation "
+                            "WHERE file_name = ?", [VLLM.name]).fetchone()
+    assert (y, t, src) == (pytest.approx(3386.194265821373 / 8),
+                           pytest.approx(30475.748392392357 / 8), "self_measured")
+
+
+def test_importing_the_same_bytes_again_changes_nothing(settings):
+    first = refresh(settings, specs=[import_spec([VLLM], H100)])
+    again = refresh(settings, specs=[import_spec([VLLM], H100)])
+    assert first.status == "published"
+    assert again.status == "unchanged" and again.snapshot_id is None
+    assert again.sources[0].details["files"][0]["status"] == "unchanged"
+    assert Layout(settings.data_path).read_current().id == first.snapshot_id
+    other = refresh(settings, specs=[import_spec([VLLM], Statement("nvidia-h200", 8, "x"))])
+    assert other.exit_code == 1
+    assert "already imported as 3eef7d22e0dfb302 with 8 x nvidia-h100-sxm" in other.message
+
+
+def test_removal_deletes_the_runs_and_is_recorded(settings):
+    refresh(settings, specs=[import_spec([SGLANG, LLMPERF], H100)])
+    removed = refresh(settings, specs=[remove_spec("fe6271824a47e806")])
+    assert removed.status == "published"
+    assert removed.sources[0].details["removed"] == {
+        "import_id": "fe6271824a47e806", "file": SGLANG.name, "runs": 7}
+    con = current(settings)
+    assert con.execute("SELECT count(*) FROM self_observation").fetchone() == (1,)
+    record = con.execute("SELECT removed_at IS NOT NULL, removed_by_run FROM self_import "
+                         "WHERE id = 'fe6271824a47e806'").fetchone()
+    assert record == (True, removed.id)
+    assert con.execute("SELECT status FROM refresh_run WHERE id = ?", [removed.id]).fetchone() \
+        == ("published",)
+    again = refresh(settings, specs=[remove_spec("fe6271824a47e806")])
+    assert again.exit_code == 1 and "already removed" in again.message
+
+
+def test_a_bad_file_stores_nothing_and_the_rest_imports(settings, tmp_path):
+    doc = json.loads(VLLM.read_text())
+    doc["median_tpot_ms"] = -1.0
+    bad = tmp_path / "bad_vllm.json"
+    bad.write_text(json.dumps(doc))
+    report = refresh(settings, specs=[import_spec([bad, LLMPERF], H100)])
+    assert report.status == "partial" and report.exit_code == 1
+    files = {f["file"]: f for f in report.sources[0].details["files"]}
+    assert files["bad_vllm.json"]["error"] == \
+        "bad_vllm.json, run 0, field median_tpot_ms: negative figure: -1.0"
+    assert files[LLMPERF.name]["status"] == "imported"
+    con = current(settings)
+    assert con.execute("SELECT DISTINCT file_name FROM self_observation").fetchall() == \
+        [(LLMPERF.name,)]
+    assert con.execute("SELECT count(*) FROM source_snapshot WHERE url = 'file:bad_vllm.json'"
+                       ).fetchone() == (0,)
+    import hashlib
+    assert not Layout(settings.data_path).raw_path(
+        hashlib.sha256(bad.read_bytes()).hexdigest()).exists()
+
+
+def test_an_unknown_accelerator_publishes_nothing(settings):
+    before = Layout(settings.data_path).read_current().id
+    report = refresh(settings, specs=[import_spec([VLLM], Statement("h100", 8, "m"))])
+    assert report.status == "failed"
+    assert "unknown accelerator 'h100'; known ids:" in report.message
+    assert Layout(settings.data_path).read_current().id == before
+
+
+def test_the_command_line_imports_lists_and_removes(settings, monkeypatch):
+    from cli.main import app
+
+    monkeypatch.setenv("PERFLEDGER_DATA_DIR", str(settings.data_path))
+    monkeypatch.setenv("PERFLEDGER_SOURCES", str(settings.sources))
+    runner = CliRunner()
+    out = runner.invoke(app, ["import", str(VLLM), "--accelerator", "nvidia-h100-sxm",
+                              "--count", "8", "--model", "my-finetune"])
+    assert out.exit_code == 0, out.output
+    assert f"imported: {VLLM.name} (vllm, 1 run(s)), import 3eef7d22e0dfb302" in out.output
+    assert "kept as given (unmapped)" in out.output
+    listed = runner.invoke(app, ["import", "--list", "--json"])
+    rows = json.loads(listed.output)
+    assert [(r["id"], r["model"], r["model_mapping"], r["removed_at"]) for r in rows] == [
+        ("3eef7d22e0dfb302", "my-finetune", "unmapped", None)]
+    gone = runner.invoke(app, ["import", "--remove", "3eef7d22e0dfb302"])
+    assert gone.exit_code == 0 and "removed: import 3eef7d22e0dfb302" in gone.output
+    missing = runner.invoke(app, ["import", str(VLLM)])
+    assert missing.exit_code == 1
+    assert "needs --accelerator, --count, --model" in missing.output

@@ -1,0 +1,152 @@
+"""Each tool's real file parsed: the figures read by hand from the file, in seconds and per
+InferenceX's definitions (TPOT, ITL, interactivity), missing percentiles NULL."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from ingest.selfmeasured.detect import read
+from tests.ingest.selfmeasured.cases import AIPERF, ALL, GUIDELLM, LLMPERF, SGLANG, VLLM
+from warehouse.exceptions import ResultFileError
+
+
+def parse(path):
+    return read(path.name, path.read_bytes())
+
+
+def test_every_real_file_is_recognised_by_its_keys():
+    tools = {p.name: (parse(p).tool, parse(p).schema_version, len(parse(p).runs)) for p in ALL}
+    assert tools == {
+        VLLM.name: ("vllm", "bench serve", 1),
+        SGLANG.name: ("sglang", "without server_info", 7),
+        AIPERF.name: ("aiperf", "records (before schema_version)", 1),
+        GUIDELLM.name: ("guidellm", "metadata v1", 1),
+        LLMPERF.name: ("llmperf", "2023-08-31", 1)}
+
+
+def test_vllm_milliseconds_become_seconds_and_interactivity_is_one_over_median_tpot():
+    run = parse(VLLM).runs[0]
+    assert run["ttft_median_s"] == pytest.approx(1412.9004654987511e-3)
+    assert run["ttft_p99_s"] == pytest.approx(1996.1227116014925e-3)
+    assert run["tpot_median_s"] == pytest.approx(18.048549724415526e-3)
+    assert run["itl_p99_s"] == pytest.approx(100.28189458949782e-3)
+    assert run["e2el_median_s"] == pytest.approx(3705.5828600005043e-3)
+    assert run["ttft_p90_s"] is None and run["ttft_p999_s"] is None  # not in the file
+    assert run["interactivity"] == pytest.approx(1000 / 18.048549724415526)
+    assert (run["isl"], run["osl"], run["conc"], run["request_rate"]) == (1024, 128, 100, None)
+    assert (run["completed_requests"], run["failed_requests"]) == (100, 0)
+    assert run["output_tput"] == pytest.approx(3386.194265821373)
+    assert run["total_tput"] == pytest.approx(30475.748392392357)
+    assert run["run_at"] == datetime(2026, 1, 29, 3, 47, 29, tzinfo=UTC)
+    assert run["model_in_file"] == "/workspace/gpt-oss"
+
+
+def test_sglang_old_lines_lengths_are_measured_means_and_itl_gives_interactivity():
+    runs = parse(SGLANG).runs
+    first, sharegpt = runs[0], runs[5]
+    assert first["request_rate"] == 1.0 and first["conc"] is None
+    assert (first["isl"], first["osl"]) == (round(152612 / 300), round(160347 / 300)) == (509, 534)
+    assert first["itl_median_s"] == pytest.approx(13.638956006616354e-3)
+    assert first["tpot_median_s"] is None
+    assert first["interactivity"] == pytest.approx(1000 / 13.638956006616354)
+    assert "1 / median ITL" in first["interactivity_basis"]
+    assert first["request_throughput"] == pytest.approx(300 / 298.3675805060193)
+    assert first["total_tput"] == pytest.approx((152612 + 160347) / 298.3675805060193)
+    assert sharegpt["request_rate"] == 4.0 and sharegpt["isl"] == round(269081 / 1200)
+    assert json.loads(first["extras"])["random_input_len"] == 1024  # the CLI value, kept
+
+
+def test_aiperf_records_inter_token_latency_is_tpot_and_chunk_latency_is_itl():
+    parsed = parse(AIPERF)
+    run = parsed.runs[0]
+    assert run["ttft_median_s"] == pytest.approx(2369.317693e-3)
+    assert run["tpot_median_s"] == pytest.approx(27.615130366666666e-3)
+    assert run["itl_median_s"] == pytest.approx(22.673047999999998e-3)
+    assert run["itl_p99_s"] == pytest.approx(140.53429476e-3)
+    assert run.get("tpot_p999_s") is None  # AIPerf has no p99.9: NULL
+    assert run["interactivity"] == pytest.approx(36.21203256049328)
+    assert (run["completed_requests"], run["failed_requests"], run["conc"]) == (89, 11, 100)
+    assert run["total_tput"] == pytest.approx((48950 + 21624) / 9.317788951)  # derived
+    assert (run["isl"], run["osl"]) == (550, round(21624 / 89))
+    assert run["model_in_file"] == "openai/gpt-oss-20b"
+
+
+def test_guidellm_successful_figures_counts_and_its_itl_as_tpot():
+    parsed = parse(GUIDELLM)
+    run = parsed.runs[0]
+    assert parsed.tool_version == "0.5.0.dev0"
+    assert run["conc"] == 4
+    assert (run["completed_requests"], run["failed_requests"], run["incomplete_requests"]) \
+        == (4, 0, 0)
+    assert run["ttft_median_s"] == pytest.approx(171.52166366577148e-3)
+    assert run["tpot_median_s"] == pytest.approx(24.178653868062757e-3)
+    assert run["tpot_p999_s"] == pytest.approx(24.178931207367867e-3)
+    assert run["e2el_median_s"] == pytest.approx(24.90842366218567)  # already seconds
+    assert run.get("itl_median_s") is None
+    assert run["output_tput"] == pytest.approx(165.59511945248636)
+    assert (run["isl"], run["osl"]) == (99, 1024)
+
+
+def test_llmperf_seconds_duration_from_rate_and_interactivity_said_to_include_ttft():
+    run = parse(LLMPERF).runs[0]
+    assert run["conc"] == 16 and run["completed_requests"] == 112
+    assert run["ttft_median_s"] == pytest.approx(6.561932362000334)
+    assert run["e2el_p99_s"] == pytest.approx(18.989224514590898)
+    assert run.get("tpot_median_s") is None and run.get("itl_median_s") is None
+    assert run["interactivity"] == pytest.approx(8.382047222156121)
+    assert "TTFT included" in run["interactivity_basis"]
+    assert run["duration_s"] == pytest.approx(112 * 60 / 46.821420363866935)
+    assert (run["isl"], run["osl"]) == (550, 159)
+    assert run["run_at"] == datetime(2024, 6, 12, 16, 21, 16, tzinfo=UTC)
+
+
+def _edited(path, tmp_path, edit, name=None):
+    doc = json.loads(path.read_text())
+    edit(doc)
+    out = tmp_path / (name or path.name)
+    out.write_text(json.dumps(doc))
+    return out
+
+
+@pytest.mark.parametrize("path,edit,said", [
+    (VLLM, lambda d: d.pop("completed"), "run 0, field completed: required field missing"),
+    (VLLM, lambda d: d.update(duration=-3.0), "run 0, field duration: negative figure"),
+    (VLLM, lambda d: d.update(median_ttft_ms=float("nan")),
+     "run 0, field median_ttft_ms: not a finite number"),
+    (AIPERF, lambda d: d["records"]["ttft"].update(unit="fortnights"),
+     "run 0, field ttft.unit: unknown time unit 'fortnights'"),
+    (AIPERF, lambda d: d.update(schema_version="2.0", aiperf_version="9"),
+     "run 0, field schema_version: unknown AIPerf schema version '2.0'"),
+    (GUIDELLM, lambda d: d["metadata"].update(version=7),
+     "field metadata.version: unknown GuideLLM report version 7"),
+    (LLMPERF, lambda d: d.update(version="2031-01-01"),
+     "field version: unknown LLMPerf summary version '2031-01-01'"),
+    (LLMPERF, lambda d: d.pop("results_num_completed_requests_per_min"),
+     "run 0, field results_num_completed_requests_per_min: required field missing"),
+])
+def test_a_bad_file_is_refused_naming_file_run_and_field(tmp_path, path, edit, said):
+    bad = _edited(path, tmp_path, edit)
+    with pytest.raises(ResultFileError) as e:
+        parse(bad)
+    assert str(e.value).startswith(bad.name)
+    assert said in str(e.value)
+
+
+def test_an_unknown_tool_and_a_bad_jsonl_line_are_named(tmp_path):
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"tokens_per_second": 3.0, "name": "x"}))
+    with pytest.raises(ResultFileError, match=r"other.json, run 0: unknown tool: its keys"):
+        parse(other)
+    lines = SGLANG.read_text().splitlines()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(lines[:3] + ['{"backend": "sglang", "duration": ']))
+    with pytest.raises(ResultFileError, match=r"broken.jsonl, run 3: line 4 is not JSON"):
+        parse(broken)
+    negative = tmp_path / "neg.jsonl"
+    negative.write_text("\n".join(lines[:2] + [lines[2].replace('"completed": 1200',
+                                                                 '"completed": -1')]))
+    with pytest.raises(ResultFileError, match=r"neg.jsonl, run 2, field completed: negative"):
+        parse(negative)
