@@ -18,6 +18,7 @@ from warehouse.exceptions import PerfledgerError
 from warehouse.redact import redact_text
 from warehouse.settings import Settings
 from warehouse.store import Layout
+from warehouse.vocabulary import RunStatus
 
 app = typer.Typer(help="perfledger: a warehouse of LLM-inference evidence.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -109,7 +110,7 @@ def refresh(
         return
     except PerfledgerError as e:
         if log_json:
-            _log_line("error", "error", f"{type(e).__name__}: {e}", status="failed")
+            _log_line("error", "error", f"{type(e).__name__}: {e}", status=RunStatus.failed)
             raise typer.Exit(1) from None
         _fail(e)
         return
@@ -120,7 +121,7 @@ def refresh(
         report.write_text(json.dumps(result.as_dict(), indent=2, default=str))
     if log_json:
         for s in result.sources:
-            _log_line("warning" if s.status in ("failed", "partial") else "info", "summary",
+            _log_line("warning" if s.status.fell_short else "info", "summary",
                       s.message or s.status, source=s.source, status=s.status, rows=s.rows,
                       seconds=round(s.seconds, 3))
         _log_line("info" if result.exit_code == 0 else "error", "summary",

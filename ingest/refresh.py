@@ -36,6 +36,13 @@ from warehouse.settings import Settings
 from warehouse.staging import Staging
 from warehouse.store import Layout, RefreshLock
 from warehouse.suites import Rule, core_rules
+from warehouse.vocabulary import (
+    FAILED_LINE,
+    FAILED_MESSAGE,
+    PARTLY_FAILED,
+    RunStatus,
+    SourceStatus,
+)
 
 log = logging.getLogger("perfledger.refresh")
 
@@ -54,7 +61,7 @@ class RunReport:
 
     id: str
     started_at: datetime
-    status: str = "running"
+    status: RunStatus = RunStatus.running
     snapshot_id: str | None = None
     finished_at: datetime | None = None
     message: str = ""
@@ -70,7 +77,7 @@ class RunReport:
     @property
     def exit_code(self) -> int:
         """0 when published or unchanged; 1 when any source failed or validation rejected."""
-        return 0 if self.status in ("published", "unchanged") else 1
+        return 0 if self.status.ok else 1
 
     def as_dict(self) -> dict:
         """JSON-ready form, every URL in it redacted (it goes to files, tables and the API)."""
@@ -101,10 +108,10 @@ class RunReport:
                 f"{r} {c['rows_mapped']}/{c['rows_with_accelerator']}" + _besides(c)
                 for r, c in rounds.items()))
         lines += [f"note: {n}" for n in self.notes]
-        if any(s.source == "mlperf" and (s.status in ("failed", "partial") or "mirror" in s.message)
+        if any(s.source == "mlperf" and (s.status.fell_short or "mirror" in s.message)
                for s in self.sources):
             lines.append(f"note: MLPerf could not be reached; {MIRROR_POINTER}")
-        failed = [s.source for s in self.sources if s.status in ("failed", "partial")]
+        failed = [s.source for s in self.sources if s.status.fell_short]
         said = (f"{', '.join(failed)} did not load (above)"  # the lines above say why
                 if failed and self.message.startswith(tuple(failed)) else one_line(self.message))
         lines.append(f"refresh {self.id}: {self.status}"
@@ -126,9 +133,14 @@ def _besides(c: dict) -> str:
 
 def _state(s: SourceOutcome) -> str:
     """A source's status, and for a failed one whether last good data is served."""
-    if s.status == "failed":
-        return "failed, last good data kept" if s.had_rows else "failed, never loaded"
+    if s.status == SourceStatus.failed:
+        return FAILED_LINE[s.had_rows]
     return s.status
+
+
+def _fell_short(s: SourceOutcome) -> str:
+    """How the run's message says a source that did not (wholly) load."""
+    return FAILED_MESSAGE[s.had_rows] if s.status == SourceStatus.failed else PARTLY_FAILED
 
 
 def _short(text: str, limit: int = 240) -> str:
@@ -209,7 +221,7 @@ def refresh(
         try:
             layout.write_run(report.as_dict())  # a kill from here on leaves a visible record
         except OSError as e:  # a full disk: say so and stop, before fetching anything
-            report.status = "failed"
+            report.status = RunStatus.failed
             report.message = io_reason(e)
             return _finish(layout, report)
         for p in layout.clean_partials():
@@ -251,9 +263,9 @@ def refresh(
                 stage.begin()
                 try:
                     spec.load(ctx)
-                    if outcome.status == "pending":  # returned without a change to report
-                        outcome.status = "unchanged"
-                    outcome.wrote = outcome.wrote or outcome.status == "updated"
+                    if outcome.status == SourceStatus.pending:  # no change to report
+                        outcome.status = SourceStatus.unchanged
+                    outcome.wrote = outcome.wrote or outcome.status == SourceStatus.updated
                     stage.commit()
                 except PerfledgerError as e:
                     _rollback(stage, e)
@@ -277,12 +289,12 @@ def refresh(
                      + (f" — {outcome.message}" if outcome.message else ""))
             if stage.opened:
                 report.stages["stage"] = stage.seconds
-            failed = [o for o in report.sources if o.status in ("failed", "partial")]
+            failed = [o for o in report.sources if o.status.fell_short]
             changed = [o for o in report.sources if o.wrote]
             layout.sync_raw()
             if not changed:
                 stage.discard()
-                report.status = "failed" if failed else "unchanged"
+                report.status = RunStatus.failed if failed else RunStatus.unchanged
                 report.message = ("; ".join(f"{o.source}: {_own(o)}" for o in failed)
                                   if failed else "no source changed; nothing published")
                 return _finish(layout, report)
@@ -307,7 +319,7 @@ def refresh(
             errors = [v for v in report.validation if not v["success"] and v["severity"] == "error"]
             if errors:
                 stage.discard()
-                report.status = "rejected"
+                report.status = RunStatus.rejected
                 report.message = "validation failed: " + "; ".join(
                     f"{v['expectation']} ({v['unexpected_count']} row(s))"
                     if v["unexpected_count"] is not None else f"{v['expectation']} ({v['sample']})"
@@ -315,13 +327,10 @@ def refresh(
                 return _finish(layout, report)
 
             t = time.perf_counter()
-            report.status = "partial" if failed else "published"
+            report.status = RunStatus.partial if failed else RunStatus.published
             report.snapshot_id = snapshot_id
-            report.message = ("; ".join(
-                (f"{o.source} failed, kept its last good data: {_own(o)}" if o.had_rows
-                 else f"{o.source} failed and has never loaded: {_own(o)}")
-                if o.status == "failed"
-                else f"{o.source} partly failed: {_own(o)}" for o in failed))
+            report.message = "; ".join(
+                f"{o.source} {_fell_short(o)}: {_own(o)}" for o in failed)
             report.finished_at = datetime.now(UTC)
             con = duckdb.connect(str(staging))
             _record_run(con, layout, report)
@@ -336,13 +345,13 @@ def refresh(
             return _finish(layout, report)
         except (OSError, duckdb.IOException) as e:  # a full disk, a vanished directory
             stage.discard()
-            report.status = "failed"
+            report.status = RunStatus.failed
             report.message = io_reason(e)
             return _finish(layout, report)
         except BaseException as e:
             stage.discard()
-            if report.status in ("running",):
-                report.status = "failed"
+            if report.status == RunStatus.running:
+                report.status = RunStatus.failed
                 report.message = io_reason(e) if disk_full(e) else f"{type(e).__name__}: {e}"
                 _finish(layout, report)
             raise
@@ -397,12 +406,12 @@ def _close_interrupted(layout: Layout) -> list[str]:
     each is marked ``interrupted`` with its pid, start and last stage; returns one note each."""
     notes = []
     for run in layout.read_runs():
-        if run.get("status") != "running":
+        if run.get("status") != RunStatus.running:
             continue
         note = (f"the refresh {run['id']} (pid {run.get('pid')}, started {run['started_at']}, "
                 f"last stage {run.get('last_stage')}) was interrupted")
         try:
-            layout.write_run({**run, "status": "interrupted", "message": note})
+            layout.write_run({**run, "status": RunStatus.interrupted, "message": note})
         except OSError as e:  # marked next time; this run's own record says why
             note += f" (its record could not be updated: {io_reason(e)})"
         notes.append(note)

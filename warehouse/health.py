@@ -7,6 +7,7 @@ import json
 from datetime import UTC, datetime
 
 from warehouse.redact import redact_text
+from warehouse.vocabulary import DISABLED_MESSAGE, RunStatus, SourceState, SourceStatus
 
 
 def source_status(runs: list[dict]) -> dict[str, dict]:
@@ -23,13 +24,13 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
                                           "last_attempt": run["started_at"],
                                           "message": s.get("message", ""),
                                           "last_success": None})
-            if entry["last_success"] is None and s["status"] in ("updated", "unchanged", "partial") \
-                    and run["status"] in ("published", "partial", "unchanged"):
+            if entry["last_success"] is None and _loaded(s["status"]) \
+                    and run["status"] in (RunStatus.published, RunStatus.partial, RunStatus.unchanged):
                 entry["last_success"] = run["started_at"]
     now = datetime.now(UTC)
     for entry in out.values():
         entry["state"] = state(entry["last_status"], entry["last_success"])
-        entry["stale"] = entry["state"] == "stale"
+        entry["stale"] = entry["state"] == SourceState.stale
         entry["stale_since"] = entry["last_success"] if entry["stale"] else None
         if entry["stale"] and entry["last_success"]:
             age = now - datetime.fromisoformat(entry["last_success"])
@@ -37,12 +38,14 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
     return out
 
 
-DISABLED = "enabled = false in the sources file"  # a switched-off source's message
+def _loaded(status: str) -> bool:
+    return status in tuple(s for s in SourceStatus if s.loaded)
 
 
 def outcomes(run: dict) -> list[dict]:
     """A run's outcome per source, the switched-off ones (``disabled``) said as such."""
-    return run.get("sources", []) + [{"source": name, "status": "disabled", "message": DISABLED}
+    return run.get("sources", []) + [{"source": name, "status": SourceStatus.disabled,
+                                      "message": DISABLED_MESSAGE}
                                      for name in run.get("disabled", [])]
 
 
@@ -52,17 +55,17 @@ def no_rows(result: dict) -> bool:
     return bool(result.get("success")) and result.get("rows_checked") == 0
 
 
-def state(last_status: str, last_success: str | None) -> str:
+def state(last_status: str, last_success: str | None) -> SourceState:
     """A source's state in one word: ``disabled`` (``enabled = false``: neither failed nor
     stale), ``never_loaded`` (it failed and no attempt ever succeeded: there is nothing to
     keep), ``stale`` (it failed or partly failed; its last good data is served) or ``fresh``."""
-    if last_status == "disabled":
-        return "disabled"
-    if last_status == "partial":  # some parts (rounds) loaded
-        return "stale"
-    if last_status == "failed":
-        return "stale" if last_success else "never_loaded"
-    return "fresh"
+    if last_status == SourceStatus.disabled:
+        return SourceState.disabled
+    if last_status == SourceStatus.partial:  # some parts (rounds) loaded
+        return SourceState.stale
+    if last_status == SourceStatus.failed:
+        return SourceState.stale if last_success else SourceState.never_loaded
+    return SourceState.fresh
 
 
 def absent_reason(source: str, runs: list[dict]) -> str:
@@ -70,9 +73,9 @@ def absent_reason(source: str, runs: list[dict]) -> str:
     entry = source_status(runs).get(source)
     if entry is None:
         return f"the {source} source has never been refreshed"
-    if entry["state"] == "disabled":
+    if entry["state"] == SourceState.disabled:
         return f"the {source} source is switched off (enabled = false in its sources file)"
-    if entry["state"] != "never_loaded":  # it loaded once, yet this snapshot has none of it
+    if entry["state"] != SourceState.never_loaded:  # it loaded once, yet this snapshot has none of it
         return f"the {source} source has no rows in this snapshot; see /healthz"
     why = entry["message"].removeprefix(f"{source}: ")  # named once
     return redact_text(f"the {source} source has never loaded (last attempt "
@@ -108,11 +111,13 @@ def health(opened_id: str | None, published_at: datetime | None, validation: lis
     refresh, the validation summary of the snapshot and, given ``accelerators`` (the
     snapshot's coverage, ``queries.coverage``), how its accelerator names map per round."""
     sources = list(source_status(runs).values())
-    finished = [r for r in runs if r.get("status") != "running"]
-    last_bad = bool(finished) and finished[0]["status"] in ("failed", "rejected", "interrupted")
+    finished = [r for r in runs if r.get("status") != RunStatus.running]
+    last_bad = bool(finished) and finished[0]["status"] in (RunStatus.failed, RunStatus.rejected,
+                                                             RunStatus.interrupted)
     if not opened_id:
         status = "empty"
-    elif corrupt or last_bad or any(s["state"] in ("stale", "never_loaded") for s in sources):
+    elif corrupt or last_bad or any(s["state"] in (SourceState.stale, SourceState.never_loaded)
+                                     for s in sources):
         status = "degraded"
     else:
         status = "ok"

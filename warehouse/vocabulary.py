@@ -242,3 +242,67 @@ ANSWER_STATUSES = ("interpolated", "measured", "out of range", "no data")
 # Claim metrics that state a per-user output speed (tokens/s per user): the ones an InferenceX
 # interactivity can be compared with.
 PER_USER_SPEED_METRICS = ("output_tokens_per_s_per_user", "output_tokens_per_s")
+
+
+# --------------------------------------------------------------------------- refresh states
+
+
+class SourceStatus(StrEnum):
+    """What one refresh did with one source (the run record's ``status`` per source)."""
+
+    pending = "pending"      # while loading
+    updated = "updated"      # rows written
+    unchanged = "unchanged"  # read; nothing new to write
+    partial = "partial"      # some parts (rounds, models) failed; each keeps its last good rows
+    failed = "failed"        # the source failed; its last good rows are kept
+    disabled = "disabled"    # switched off (``enabled = false``): neither failed nor stale
+
+    @property
+    def loaded(self) -> bool:
+        """The source was read (wholly or in part): a success for its freshness."""
+        return self in (SourceStatus.updated, SourceStatus.unchanged, SourceStatus.partial)
+
+    @property
+    def fell_short(self) -> bool:
+        """The source, or some of its parts, did not load."""
+        return self in (SourceStatus.failed, SourceStatus.partial)
+
+
+# A source or part that did not load, as the operator reads it: in a summary line, in the run's
+# message, and for one part (round, model), by whether it has last good rows to keep.
+FAILED_LINE = {True: "failed, last good data kept", False: "failed, never loaded"}
+FAILED_MESSAGE = {True: "failed, kept its last good data", False: "failed and has never loaded"}
+PARTLY_FAILED = "partly failed"
+PART_FAILED = {True: "kept its last good rows", False: "has never loaded"}
+DISABLED_MESSAGE = "enabled = false in the sources file"  # a switched-off source's message
+
+
+class RunStatus(StrEnum):
+    """How one refresh ended (``running`` until it does)."""
+
+    running = "running"
+    published = "published"      # a new snapshot, every source loaded
+    partial = "partial"          # a new snapshot; some sources failed and kept their rows
+    unchanged = "unchanged"      # no source changed: nothing published
+    failed = "failed"            # sources failed and none changed, or the run itself failed
+    rejected = "rejected"        # validation reported an error: nothing published
+    interrupted = "interrupted"  # the process died; marked by the next refresh
+
+    @property
+    def ok(self) -> bool:
+        """The run did what it should (exit code 0)."""
+        return self in (RunStatus.published, RunStatus.unchanged)
+
+    @property
+    def published_snapshot(self) -> bool:
+        """The run published a snapshot."""
+        return self in (RunStatus.published, RunStatus.partial)
+
+
+class SourceState(StrEnum):
+    """A source's freshness in one word (``/healthz``)."""
+
+    fresh = "fresh"
+    stale = "stale"                # it failed or partly failed; its last good data is served
+    never_loaded = "never_loaded"  # it failed and no attempt ever succeeded: nothing to keep
+    disabled = "disabled"          # switched off: neither failed nor stale

@@ -13,6 +13,7 @@ from ingest.context import LoadContext, SourceConfig
 from ingest.http import Raw
 from warehouse.db import insert_rows, scalar
 from warehouse.exceptions import ParseError
+from warehouse.vocabulary import SourceStatus
 
 DEFAULT_URL = "https://prices.azure.com/api/retail/prices"
 DEFAULT_FILTER = "serviceName eq 'Virtual Machines' and startswith(armSkuName, 'Standard_N')"
@@ -72,7 +73,7 @@ def load(ctx: LoadContext) -> None:
     if digest == known or digest in remembered:
         ctx.discard_snapshots()  # the run that stored this digest recorded these pages
         ctx.outcome.details["parsed"] = False
-        ctx.outcome.status = "unchanged"
+        ctx.outcome.status = SourceStatus.unchanged
         return
     ctx.outcome.details["parsed"] = True
     ctx.flush_snapshots()
@@ -176,7 +177,8 @@ def load(ctx: LoadContext) -> None:
     con.execute("INSERT OR REPLACE INTO source_state VALUES (?, ?, ?, ?)",
                 [SOURCE, digest, len(pages), observed])
     ctx.outcome.rows = inserted + counts.get("changed", 0) + gone
-    ctx.outcome.status = "updated" if ctx.outcome.rows else "unchanged"
+    ctx.outcome.status = (SourceStatus.updated if ctx.outcome.rows
+                          else SourceStatus.unchanged)
     if not ctx.outcome.rows and known:
         # Other bytes, the same rows (a page boundary moved, a field not kept changed): nothing
         # is published, so source_state keeps the old digest. Remember that these pages give

@@ -9,6 +9,7 @@ from pathlib import Path
 from ingest.context import CURATED_DATA, LoadContext, SourceConfig
 from ingest.curated.parse import PARSER_VERSION, SOURCE, check_file, read_files, rows
 from warehouse.db import fetch_dicts, insert_rows, scalar
+from warehouse.vocabulary import SourceStatus
 
 TABLES = ("claim", "hardware", "hardware_spec", "model_shape", "accelerator_alias")
 
@@ -30,7 +31,7 @@ def load(ctx: LoadContext) -> None:
                     for r in raws)
     ctx.outcome.details["files"] = {Path(r.url).name: r.sha256[:12] for r in raws}
     if unchanged:
-        ctx.outcome.status = "unchanged"
+        ctx.outcome.status = SourceStatus.unchanged
         return
     parsed = {Path(r.url).name: check_file(r) for r in raws}
     snapshots = {Path(r.url).name: ctx.record(r, kind="curated_file", label=Path(r.url).name,
@@ -44,7 +45,7 @@ def load(ctx: LoadContext) -> None:
         ctx.con.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
         insert_rows(ctx.con, table, tables[table])
     ctx.outcome.rows = sum(len(v) for v in tables.values())
-    ctx.outcome.status = "updated"
+    ctx.outcome.status = SourceStatus.updated
 
 
 def _keep_claim_history(ctx: LoadContext, new_claims: list[dict]) -> None:

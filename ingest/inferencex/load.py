@@ -34,6 +34,7 @@ from ingest.inferencex.parse import (
 from warehouse.db import fetch_dicts, insert_rows, scalar
 from warehouse.exceptions import PerfledgerError, SourceError
 from warehouse.redact import redact
+from warehouse.vocabulary import SourceStatus
 
 DEFAULT_BASE_URL = "https://inferencex.semianalysis.com"
 
@@ -88,7 +89,7 @@ def load(ctx: LoadContext) -> None:
             added += _load_model(ctx, base, display, as_of, cfg.as_of, report, detail)
         except PerfledgerError as e:
             why = str(e).removeprefix(f"{SOURCE}: ")
-            detail.update(status="failed", message=why)
+            detail.update(status=SourceStatus.failed, message=why)
             ctx.outcome.stale[f"model {display}"] = why
             if not scalar(ctx.reader, "SELECT count(*) FROM inferencex_observation "
                           "WHERE model_display = ?", [display]):
@@ -118,7 +119,7 @@ def _load_model(ctx: LoadContext, base: str, display: str, as_of: str | None,
     detail["url"] = redact(raw.url)
     if raw.not_modified or (prev and prev["sha256"] == raw.sha256
                             and prev["parser_version"] == PARSER_VERSION):
-        detail["status"] = "unchanged"
+        detail["status"] = SourceStatus.unchanged
         return 0
     return _add(ctx, raw, display, label, as_of_day, report, detail)
 
@@ -171,7 +172,7 @@ def _add(ctx: LoadContext, raw: Raw, display: str, label: str, as_of: date | Non
         ctx.con.execute("UPDATE inferencex_observation SET withdrawn_at = ? WHERE "
                         "list_contains(?::VARCHAR[], id)", [fetched, withdrawn])
     insert_rows(ctx.con, "inferencex_observation", fresh + [r for _, r in revised])
-    detail["status"] = "updated"
+    detail["status"] = SourceStatus.updated
     return len(fresh) + len(revised) + len(withdrawn)
 
 
