@@ -27,6 +27,8 @@ from warehouse.vocabulary import (
     LATENCY_UNITS,
     MILLIJOULES_UNIT,
     MLPERF_DERIVED_NOTICE,
+    OFFERS,
+    OFFERS_SAID,
     PER_USER_SPEED_METRICS,
     QUERIES_PER_S,
     SAMPLES_PER_S,
@@ -484,7 +486,7 @@ FROM cost_input r {asked} {join} p ON p.accelerator_id = r.accelerator_id"""
 view("list_price_cost",
      "Cost per million tokens of every Tokens/s result whose accelerator Azure rents, at the "
      "current cheapest Azure list price per accelerator-hour of that accelerator, one row per "
-     "region, offer (on_demand, spot, low_priority, reservation, dev_test), OS and reservation "
+     f"region, offer ({', '.join(OFFERS)}), OS and reservation "
      "term: rate x total_accelerators / (tokens/s x 3600) x 1e6. The same rows /v1/costs "
      "serves on the list_price basis for one region/offer/OS (which also lists the results "
      "with no price there).",
@@ -499,7 +501,7 @@ view("list_price_cost",
       "price_valid_from": "Since when that price version holds",
       "price_status": "Always priced here (no-price results are only in /v1/costs)",
       "id": "result_id:list_price:region:offer:os[:reservation_term]",
-      "offer": "Offer of the price: on_demand, spot, low_priority, reservation or dev_test",
+      "offer": f"Offer of the price: {OFFERS_SAID}",
       "os": "Operating system of the price: linux or windows",
       "reservation_term": "Term of a reservation price (1 Year, 3 Years); NULL for others",
       "price_id": "azure_price.id of the cheapest price version used",

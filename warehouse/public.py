@@ -29,6 +29,7 @@ from warehouse.schema import (
     ModelShapeBase,
     SourceSnapshotBase,
 )
+from warehouse.vocabulary import OFFERS_SAID
 
 
 class SourceLink(BaseModel):
@@ -313,8 +314,8 @@ class CostPublic(BaseModel):
     price_basis: str | None = col(None, "price_basis")
     region: str | None = col(None, "region",
                              'Azure region of the list price (NULL for assumed rates).')
-    offer: str | None = col(None, "offer", "Offer of the list price: on_demand, spot, "
-                            "low_priority, reservation or dev_test (NULL for assumed rates).")
+    offer: str | None = col(None, "offer", f"Offer of the list price: {OFFERS_SAID} (NULL for "
+                            "assumed rates).")
     os: str | None = col(None, "os", "Operating system of the list price (NULL for assumed rates).")
     reservation_term: str | None = col(None, "reservation_term", "Term of a reservation price "
                                        "(1 Year, 3 Years); a reservation's hourly price means "

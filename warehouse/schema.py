@@ -16,7 +16,7 @@ from sqlalchemy import Double
 from sqlalchemy.schema import CreateTable
 from sqlmodel import Field, SQLModel
 
-from warehouse.vocabulary import CLAIM_LABELS, TABLE_LABELS, label_comment
+from warehouse.vocabulary import CLAIM_LABELS, OFFERS_SAID, TABLE_LABELS, label_comment
 
 
 def F(description: str, **kw):  # noqa: N802 - a short field constructor reads like a column list
@@ -364,7 +364,7 @@ class AzurePriceBase(SQLModel):
     unit_of_measure: str = F("Unit of measure, e.g. 1 Hour.")
     hourly_price: float | None = Num("Price per hour (reservations: term price / hours in term).")
     os: str = F("linux or windows (Windows when the product name ends in Windows).")
-    offer: str = F("on_demand, spot, low_priority, reservation or dev_test.")
+    offer: str = F(f"{OFFERS_SAID}.")
     savings_plan: str | None = F("JSON list of savings-plan rates as published.")
     meter_name: str | None = F("Azure meterName.")
     product_name: str | None = F("Azure productName.")

@@ -176,13 +176,33 @@ ACCELERATOR_MATCHES = ("alias", "identity", "ambiguous", "unmapped")
 
 # --------------------------------------------------------------------------- prices
 
-OFFERS = ("on_demand", "spot", "low_priority", "reservation", "dev_test")
-OPERATING_SYSTEMS = ("linux", "windows", "unknown")
+class Offer(StrEnum):
+    """How a VM is bought (Azure: the price type, or Spot / Low Priority in the SKU name)."""
+
+    on_demand = "on_demand"
+    spot = "spot"
+    low_priority = "low_priority"
+    reservation = "reservation"
+    dev_test = "dev_test"
+
+
+class OperatingSystem(StrEnum):
+    """The OS a VM price is for; ``unknown`` is reported and never priced unless asked for."""
+
+    linux = "linux"
+    windows = "windows"
+    unknown = "unknown"
+
+
+OFFERS = tuple(o.value for o in Offer)
+OPERATING_SYSTEMS = tuple(o.value for o in OperatingSystem)
+OFFERS_SAID = ", ".join(OFFERS[:-1]) + " or " + OFFERS[-1]  # in descriptions and comments
 # Azure names a VM product's OS by its last word: "… Series Windows" and "… Srs Win" are
 # Windows; a product with no OS word ("… Series", "… Srs") is Linux. Any other last word is
 # os = unknown, reported by the refresh and never priced unless asked for.
-AZURE_OS_TAILS = {"Windows": "windows", "Win": "windows", "Linux": "linux", "Series": "linux",
-                  "Srs": "linux"}
+AZURE_OS_TAILS = {"Windows": OperatingSystem.windows, "Win": OperatingSystem.windows,
+                  "Linux": OperatingSystem.linux, "Series": OperatingSystem.linux,
+                  "Srs": OperatingSystem.linux}
 PRICE_TYPES = ("Consumption", "Reservation", "DevTestConsumption")
 HOURLY_UNITS = ("1 Hour", "1/Hour", "1 Hours")
 HOURS_IN_TERM = {"1 Year": 8760.0, "3 Years": 26280.0, "5 Years": 43800.0}
