@@ -129,7 +129,8 @@ def frontier(request: Request, q: Annotated[FrontierParams, Query()]) -> Respons
     query = queries.frontier_query(
         model=q.model, isl=q.isl, osl=q.osl, accelerator=listed(q.accelerator),
         framework=listed(q.framework), precision=listed(q.precision),
-        spec_method=listed(q.spec_method), disagg=q.disagg, until=_day("date", q.date), interactivity=q.interactivity, rate=q.rate,
+        spec_method=listed(q.spec_method), disagg=q.disagg, until=_day("date", q.date),
+        interactivity=q.interactivity, rate=q.rate,
         region=q.region, offer=check_choice("offer", [q.offer], CHOICES["offer"])[0],
         os=check_choice("os", [q.os], CHOICES["os"])[0],
         include_dominated=q.include_dominated, mlperf_division=divisions)

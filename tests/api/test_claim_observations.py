@@ -9,8 +9,8 @@ import shutil
 from ingest.refresh import refresh
 from tests.conftest import make_settings, write_sources
 from tests.helpers import REPO
-from tests.ingest.inferencex.test_reconcile import by_hand
 from tests.ingest.inferencex.cases import inferencex_section, rows, serve
+from tests.ingest.inferencex.test_reconcile import by_hand
 
 CLAIMS = """
   - id: test-b200-r1-250

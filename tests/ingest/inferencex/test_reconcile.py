@@ -13,17 +13,16 @@ import pytest
 
 from ingest.refresh import refresh
 from tests.conftest import make_settings
+from tests.helpers import Reply
 from tests.ingest.inferencex.cases import (
     AVAILABILITY,
     BENCHMARKS,
-    DIR,
     case,
     lookup_rows,
     rows,
     serve,
     sources,
 )
-from tests.helpers import Reply
 from warehouse.store import Layout
 
 # InferenceX's own example answer for DeepSeek-V4-Pro on B200, 8k/1k, 2026-09-04 (PROVENANCE.md).
