@@ -16,7 +16,7 @@ from warehouse.db import loaded_sources
 from warehouse.exceptions import QueryError, SnapshotError
 from warehouse.schema import empty_warehouse
 from warehouse.store import Layout, SnapshotRef
-from warehouse.vocabulary import RunStatus
+from warehouse.vocabulary import PUBLISHED
 
 # Relations the list queries read often and that are costly to compute (views over joins):
 # materialised once per snapshot (DuckDB computes them into Arrow tables) and registered under
@@ -282,7 +282,7 @@ class SnapshotReader:
         """The snapshot that was current at ``at``: the last one published at or before it.
         Raises ``QueryError`` when none was, or when retention has pruned it."""
         runs = [r for r in self.layout.read_runs()
-                if r.get("snapshot_id") and r["status"] in (RunStatus.published, RunStatus.partial)
+                if r.get("snapshot_id") and r["status"] in PUBLISHED
                 and r.get("finished_at")]
         before = [r for r in runs if datetime.fromisoformat(r["finished_at"]) <= at]
         if not before:

@@ -18,7 +18,7 @@ from warehouse.exceptions import PerfledgerError
 from warehouse.redact import redact_text
 from warehouse.settings import Settings
 from warehouse.store import Layout
-from warehouse.vocabulary import RunStatus
+from warehouse.vocabulary import FELL_SHORT, RunStatus
 
 app = typer.Typer(help="perfledger: a warehouse of LLM-inference evidence.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -121,7 +121,7 @@ def refresh(
         report.write_text(json.dumps(result.as_dict(), indent=2, default=str))
     if log_json:
         for s in result.sources:
-            _log_line("warning" if s.status.fell_short else "info", "summary",
+            _log_line("warning" if s.status in FELL_SHORT else "info", "summary",
                       s.message or s.status, source=s.source, status=s.status, rows=s.rows,
                       seconds=round(s.seconds, 3))
         _log_line("info" if result.exit_code == 0 else "error", "summary",

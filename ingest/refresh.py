@@ -39,7 +39,9 @@ from warehouse.suites import Rule, core_rules
 from warehouse.vocabulary import (
     FAILED_LINE,
     FAILED_MESSAGE,
+    FELL_SHORT,
     PARTLY_FAILED,
+    RUN_OK,
     RunStatus,
     SourceStatus,
 )
@@ -77,7 +79,7 @@ class RunReport:
     @property
     def exit_code(self) -> int:
         """0 when published or unchanged; 1 when any source failed or validation rejected."""
-        return 0 if self.status.ok else 1
+        return 0 if self.status in RUN_OK else 1
 
     def as_dict(self) -> dict:
         """JSON-ready form, every URL in it redacted (it goes to files, tables and the API)."""
@@ -108,10 +110,10 @@ class RunReport:
                 f"{r} {c['rows_mapped']}/{c['rows_with_accelerator']}" + _besides(c)
                 for r, c in rounds.items()))
         lines += [f"note: {n}" for n in self.notes]
-        if any(s.source == "mlperf" and (s.status.fell_short or "mirror" in s.message)
+        if any(s.source == "mlperf" and (s.status in FELL_SHORT or "mirror" in s.message)
                for s in self.sources):
             lines.append(f"note: MLPerf could not be reached; {MIRROR_POINTER}")
-        failed = [s.source for s in self.sources if s.status.fell_short]
+        failed = [s.source for s in self.sources if s.status in FELL_SHORT]
         said = (f"{', '.join(failed)} did not load (above)"  # the lines above say why
                 if failed and self.message.startswith(tuple(failed)) else one_line(self.message))
         lines.append(f"refresh {self.id}: {self.status}"
@@ -289,7 +291,7 @@ def refresh(
                      + (f" — {outcome.message}" if outcome.message else ""))
             if stage.opened:
                 report.stages["stage"] = stage.seconds
-            failed = [o for o in report.sources if o.status.fell_short]
+            failed = [o for o in report.sources if o.status in FELL_SHORT]
             changed = [o for o in report.sources if o.wrote]
             layout.sync_raw()
             if not changed:

@@ -7,7 +7,14 @@ import json
 from datetime import UTC, datetime
 
 from warehouse.redact import redact_text
-from warehouse.vocabulary import DISABLED_MESSAGE, RunStatus, SourceState, SourceStatus
+from warehouse.vocabulary import (
+    DISABLED_MESSAGE,
+    LOADED,
+    PUBLISHED,
+    RunStatus,
+    SourceState,
+    SourceStatus,
+)
 
 
 def source_status(runs: list[dict]) -> dict[str, dict]:
@@ -24,8 +31,8 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
                                           "last_attempt": run["started_at"],
                                           "message": s.get("message", ""),
                                           "last_success": None})
-            if entry["last_success"] is None and _loaded(s["status"]) \
-                    and run["status"] in (RunStatus.published, RunStatus.partial, RunStatus.unchanged):
+            if entry["last_success"] is None and s["status"] in LOADED \
+                    and run["status"] in (*PUBLISHED, RunStatus.unchanged):
                 entry["last_success"] = run["started_at"]
     now = datetime.now(UTC)
     for entry in out.values():
@@ -36,10 +43,6 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
             age = now - datetime.fromisoformat(entry["last_success"])
             entry["stale_for_seconds"] = int(age.total_seconds())
     return out
-
-
-def _loaded(status: str) -> bool:
-    return status in tuple(s for s in SourceStatus if s.loaded)
 
 
 def outcomes(run: dict) -> list[dict]:

@@ -277,15 +277,11 @@ class SourceStatus(StrEnum):
     failed = "failed"        # the source failed; its last good rows are kept
     disabled = "disabled"    # switched off (``enabled = false``): neither failed nor stale
 
-    @property
-    def loaded(self) -> bool:
-        """The source was read (wholly or in part): a success for its freshness."""
-        return self in (SourceStatus.updated, SourceStatus.unchanged, SourceStatus.partial)
 
-    @property
-    def fell_short(self) -> bool:
-        """The source, or some of its parts, did not load."""
-        return self in (SourceStatus.failed, SourceStatus.partial)
+# Statuses (plain strings from a run record compare equal too) in which a source was read,
+# wholly or in part (a success for its freshness), and in which it or some part did not load.
+LOADED = (SourceStatus.updated, SourceStatus.unchanged, SourceStatus.partial)
+FELL_SHORT = (SourceStatus.failed, SourceStatus.partial)
 
 
 # A source or part that did not load, as the operator reads it: in a summary line, in the run's
@@ -308,15 +304,9 @@ class RunStatus(StrEnum):
     rejected = "rejected"        # validation reported an error: nothing published
     interrupted = "interrupted"  # the process died; marked by the next refresh
 
-    @property
-    def ok(self) -> bool:
-        """The run did what it should (exit code 0)."""
-        return self in (RunStatus.published, RunStatus.unchanged)
 
-    @property
-    def published_snapshot(self) -> bool:
-        """The run published a snapshot."""
-        return self in (RunStatus.published, RunStatus.partial)
+RUN_OK = (RunStatus.published, RunStatus.unchanged)  # exit code 0
+PUBLISHED = (RunStatus.published, RunStatus.partial)  # a snapshot was published
 
 
 class SourceState(StrEnum):
