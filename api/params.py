@@ -15,8 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from api.responses import Format
 from warehouse.exceptions import QueryError
-from warehouse.queries import ResultFilter
-from warehouse.vocabulary import (
+from warehouse.model.vocabulary import (
     AVAILABILITY,
     DIVISIONS,
     OFFERS,
@@ -26,6 +25,7 @@ from warehouse.vocabulary import (
     SCENARIOS,
     Evidence,
 )
+from warehouse.queries import ResultFilter
 
 # Values one repeatable parameter may carry (after splitting commas and dropping repeats):
 # enough for any dashboard, and a bound on what one request makes a worker build.

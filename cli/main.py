@@ -15,10 +15,10 @@ import typer
 
 from ingest.registry import SOURCES
 from warehouse.exceptions import PerfledgerError
+from warehouse.model.vocabulary import FELL_SHORT, RunStatus
 from warehouse.redact import redact_text
 from warehouse.settings import Settings
-from warehouse.store import Layout
-from warehouse.vocabulary import FELL_SHORT, RunStatus
+from warehouse.storage.store import Layout
 
 app = typer.Typer(help="perfledger: a warehouse of LLM-inference evidence.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -205,7 +205,7 @@ def validate(
     from rich.table import Table
 
     from ingest.refresh import all_rules
-    from warehouse import health, validation
+    from warehouse.quality import health, validation
 
     s = _settings()
     layout = Layout(s.data_path)
@@ -240,7 +240,7 @@ def export(
                                           "apostrophe so a spreadsheet shows it as text).")] = False,
 ) -> None:
     """Write every table and view of the current snapshot, one file each, with a manifest."""
-    from warehouse.export import export as run_export
+    from warehouse.storage.export import export as run_export
 
     ref = Layout(_settings().data_path).read_current()
     if ref is None:
@@ -260,8 +260,8 @@ def describe() -> None:
     """Print the data dictionary: every table and view with its columns and comments."""
     import duckdb
 
-    from warehouse.catalog import dictionary
-    from warehouse.schema import empty_warehouse
+    from warehouse.model.catalog import dictionary
+    from warehouse.model.schema import empty_warehouse
 
     ref = Layout(_settings().data_path).read_current()
     con = duckdb.connect(str(ref.path), read_only=True) if ref else empty_warehouse()
@@ -303,8 +303,8 @@ def calc(
     """The bound calculators, the API's /v1/calc twin; prints JSON."""
     import duckdb
 
-    from warehouse import calc_inputs
-    from warehouse import calculators as pure
+    from warehouse.figures import calc_inputs
+    from warehouse.figures import calculators as pure
 
     kwargs: dict[str, object] = {}
     for a in args or []:

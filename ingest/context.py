@@ -22,13 +22,13 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from ingest.http import FetchLimits, Raw, RetryPolicy, fetch_bytes, resolve_url
-from warehouse.db import fetch_dicts, insert_rows, scalar
 from warehouse.exceptions import GrowthError, PerfledgerError, ShrinkError, SourceError
+from warehouse.model.vocabulary import PART_FAILED, SourceStatus
+from warehouse.quality.suites import Rule
 from warehouse.redact import redact
-from warehouse.staging import Staging
-from warehouse.store import Layout
-from warehouse.suites import Rule
-from warehouse.vocabulary import PART_FAILED, SourceStatus
+from warehouse.storage.db import fetch_dicts, insert_rows, scalar
+from warehouse.storage.staging import Staging
+from warehouse.storage.store import Layout
 
 GROWTH_FLOOR = 1000  # rows: fewer are never refused as growth
 

@@ -28,15 +28,9 @@ from ingest.config import load_sources
 from ingest.context import LoadContext, SourceConfig, SourceOutcome
 from ingest.http import FetchLimits, RetryPolicy, make_client
 from ingest.registry import SOURCES
-from warehouse import derived, health, validation
-from warehouse.db import insert_rows, loaded_sources
 from warehouse.exceptions import ConfigError, PerfledgerError, SnapshotError
-from warehouse.redact import redact_deep, redact_text
-from warehouse.settings import Settings
-from warehouse.staging import Staging
-from warehouse.store import Layout, RefreshLock
-from warehouse.suites import Rule, core_rules
-from warehouse.vocabulary import (
+from warehouse.figures import derived
+from warehouse.model.vocabulary import (
     FAILED_LINE,
     FAILED_MESSAGE,
     FELL_SHORT,
@@ -45,6 +39,13 @@ from warehouse.vocabulary import (
     RunStatus,
     SourceStatus,
 )
+from warehouse.quality import health, validation
+from warehouse.quality.suites import Rule, core_rules
+from warehouse.redact import redact_deep, redact_text
+from warehouse.settings import Settings
+from warehouse.storage.db import insert_rows, loaded_sources
+from warehouse.storage.staging import Staging
+from warehouse.storage.store import Layout, RefreshLock
 
 log = logging.getLogger("perfledger.refresh")
 

@@ -22,7 +22,7 @@ from api.params import (
 from api.routes.common import parse_as_of, reader, render_list
 from warehouse import queries
 from warehouse.exceptions import QueryError
-from warehouse.public import (
+from warehouse.model.public import (
     ClaimCheckPublic,
     CostPublic,
     EnergyPublic,
@@ -32,7 +32,7 @@ from warehouse.public import (
     ScenarioRatioPublic,
     TrendPublic,
 )
-from warehouse.vocabulary import ASSUMED_RATES, OFFERS_SAID, Offer
+from warehouse.model.vocabulary import ASSUMED_RATES, OFFERS_SAID, Offer
 
 router = APIRouter(prefix="/v1", tags=["derived"])
 

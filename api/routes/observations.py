@@ -14,13 +14,13 @@ from api.params import AS_OF, CHOICES, PageParams, check_choice, listed
 from api.routes.common import parse_as_of, render_list
 from warehouse import queries
 from warehouse.exceptions import QueryError
-from warehouse.public import (
+from warehouse.model.public import (
     ClaimObservationPublic,
     FrontierPointPublic,
     ListPage,
     ObservationPublic,
 )
-from warehouse.vocabulary import ASSUMED_RATES, DIVISIONS, POWER_STATUSES
+from warehouse.model.vocabulary import ASSUMED_RATES, DIVISIONS, POWER_STATUSES
 
 router = APIRouter(prefix="/v1", tags=["observations"])
 

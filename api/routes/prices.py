@@ -11,8 +11,8 @@ from pydantic import Field
 from api.params import PRICES_AS_OF, NoQuery, PageParams, choice, listed
 from api.routes.common import parse_as_of, render_item, render_list, snapshot
 from warehouse import queries
-from warehouse.public import AcceleratorDetail, Accelerators, ListPage, PriceCatalogPublic
-from warehouse.vocabulary import OFFERS
+from warehouse.model.public import AcceleratorDetail, Accelerators, ListPage, PriceCatalogPublic
+from warehouse.model.vocabulary import OFFERS
 
 router = APIRouter(prefix="/v1", tags=["prices"])
 

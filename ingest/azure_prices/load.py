@@ -11,9 +11,9 @@ from ingest.azure_prices.fetch import build_filter, fetch_pages
 from ingest.azure_prices.parse import PARSER_VERSION, SOURCE, parse
 from ingest.context import LoadContext, SourceConfig
 from ingest.http import Raw
-from warehouse.db import insert_rows, scalar
 from warehouse.exceptions import ParseError
-from warehouse.vocabulary import SourceStatus
+from warehouse.model.vocabulary import SourceStatus
+from warehouse.storage.db import insert_rows, scalar
 
 DEFAULT_URL = "https://prices.azure.com/api/retail/prices"
 DEFAULT_FILTER = "serviceName eq 'Virtual Machines' and startswith(armSkuName, 'Standard_N')"

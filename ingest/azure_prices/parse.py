@@ -2,7 +2,7 @@
 
 ``parse`` turns one page into rows, failing with the page and item index on an item it cannot
 read; ``classify`` and the hourly price follow the vocabulary (offers, OS, hourly units,
-reservation terms) in ``warehouse.vocabulary``.
+reservation terms) in ``warehouse.model.vocabulary``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import orjson
 
 from ingest.http import Raw
 from warehouse.exceptions import ParseError
-from warehouse.vocabulary import (
+from warehouse.model.vocabulary import (
     AZURE_OS_TAILS,
     HOURLY_UNITS,
     HOURS_IN_TERM,

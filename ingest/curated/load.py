@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ingest.context import CURATED_DATA, LoadContext, SourceConfig
 from ingest.curated.parse import PARSER_VERSION, SOURCE, check_file, read_files, rows
-from warehouse.db import fetch_dicts, insert_rows, scalar
-from warehouse.vocabulary import SourceStatus
+from warehouse.model.vocabulary import SourceStatus
+from warehouse.storage.db import fetch_dicts, insert_rows, scalar
 
 TABLES = ("claim", "hardware", "hardware_spec", "model_shape", "accelerator_alias")
 

@@ -28,7 +28,7 @@ from ingest.curated.files import (
 )
 from ingest.http import Raw
 from warehouse.exceptions import CuratedFileError
-from warehouse.vocabulary import model_family, normalise_model
+from warehouse.model.vocabulary import model_family, normalise_model
 
 SOURCE = "curated"
 PARSER_VERSION = "curated-yaml/1"

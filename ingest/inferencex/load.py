@@ -31,10 +31,10 @@ from ingest.inferencex.parse import (
     parse_availability,
     parse_benchmarks,
 )
-from warehouse.db import fetch_dicts, insert_rows, scalar
 from warehouse.exceptions import PerfledgerError, SourceError
+from warehouse.model.vocabulary import SourceStatus
 from warehouse.redact import redact
-from warehouse.vocabulary import SourceStatus
+from warehouse.storage.db import fetch_dicts, insert_rows, scalar
 
 DEFAULT_BASE_URL = "https://inferencex.semianalysis.com"
 

@@ -12,10 +12,10 @@ from ingest.context import LoadContext, SourceConfig
 from ingest.http import Raw
 from ingest.mirror import carried, fetch_pinned
 from ingest.mlperf.parse import PARSER_VERSION, SOURCE, ParseReport, parse
-from warehouse.db import insert_rows, scalar
 from warehouse.exceptions import ParseError, PerfledgerError, SourceError
+from warehouse.model.vocabulary import SourceStatus
 from warehouse.redact import redact
-from warehouse.vocabulary import SourceStatus
+from warehouse.storage.db import insert_rows, scalar
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 

@@ -10,9 +10,9 @@ from pydantic import Field, StringConstraints, model_validator
 from ingest.context import LoadContext, SourceConfig
 from ingest.mirror import carried, fetch_pinned
 from ingest.mlperf_rules.parse import PARSER_VERSION, SOURCE, parse
-from warehouse.db import insert_rows
+from warehouse.model.vocabulary import SourceStatus
 from warehouse.redact import redact
-from warehouse.vocabulary import SourceStatus
+from warehouse.storage.db import insert_rows
 
 # The rules document at a pinned commit (the master branch's head when pinned): pinned bytes let
 # the built-in mirror stand in offline. A new round's rules arrive by moving the pin.

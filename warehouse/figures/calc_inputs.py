@@ -8,11 +8,11 @@ from dataclasses import asdict, dataclass
 
 import duckdb
 
-from warehouse import calculators as calc
-from warehouse.db import fetch_dicts
 from warehouse.exceptions import QueryError
+from warehouse.figures import calculators as calc
+from warehouse.model.vocabulary import basis
 from warehouse.queries import current_price
-from warehouse.vocabulary import basis
+from warehouse.storage.db import fetch_dicts
 
 PER_UNIT_METRICS = ("memory_bandwidth", "memory_capacity", "flops_fp8_dense", "sram_capacity")
 

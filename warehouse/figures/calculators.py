@@ -1,6 +1,6 @@
 """The seed article's bounds, as plain functions. Units: bytes, bytes/s, FLOP/s, seconds.
 
-Every function is pure arithmetic on numbers; ``warehouse.calc_inputs`` looks the numbers up
+Every function is pure arithmetic on numbers; ``warehouse.figures.calc_inputs`` looks the numbers up
 in the warehouse (hardware specs, model shapes, prices) and labels each input's evidence.
 """
 

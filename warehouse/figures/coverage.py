@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import duckdb
 
-from warehouse.derived import round_order
+from warehouse.figures.derived import round_order
 
 
 def coverage(con: duckdb.DuckDBPyConnection) -> dict:

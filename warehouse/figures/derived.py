@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable
 
 import duckdb
 
-from warehouse import reconcile
-from warehouse.vocabulary import (
+from warehouse.figures import reconcile
+from warehouse.model.vocabulary import (
     ASSUMED_RATES,
     CLAIM_LABELS,
     INFERENCEX_ATTRIBUTION,
@@ -580,7 +580,7 @@ view("observation",
      "InferenceX observations (third_party_measured, SemiAnalysis InferenceX), every version "
      "(valid_from/valid_to), with the accelerator and model ids their keys map to "
      "(data/inferencex.yaml), every GPU of the configuration counted and the throughputs "
-     "divided by it, and the publisher's invariants checked (warehouse/reconcile.py). Only the "
+     "divided by it, and the publisher's invariants checked (warehouse/figures/reconcile.py). Only the "
      "mapping and the counting are computed here, so a corrected alias or rule relabels "
      "history.",
      {"accelerator_id": "Accelerator id the hardware key maps to; NULL when unmapped or with no "

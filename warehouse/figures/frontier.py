@@ -25,8 +25,8 @@ Values are bound parameters (``ask``), in the order ``FRONTIER_PARAMS`` lists.
 
 from __future__ import annotations
 
-from warehouse.calculators import cost_per_million_sql
-from warehouse.vocabulary import (
+from warehouse.figures.calculators import cost_per_million_sql
+from warehouse.model.vocabulary import (
     ENERGY_SCOPE_GPU,
     ENERGY_SCOPE_WALL,
     INFERENCEX_ATTRIBUTION,

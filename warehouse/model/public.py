@@ -16,8 +16,8 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, Field
 
-from warehouse import derived
-from warehouse.schema import (
+from warehouse.figures import derived
+from warehouse.model.schema import (
     TABLES,
     AzurePriceBase,
     BenchmarkRuleBase,
@@ -29,7 +29,7 @@ from warehouse.schema import (
     ModelShapeBase,
     SourceSnapshotBase,
 )
-from warehouse.vocabulary import OFFERS_SAID
+from warehouse.model.vocabulary import OFFERS_SAID
 
 
 class SourceLink(BaseModel):

@@ -16,7 +16,7 @@ from sqlalchemy import Double
 from sqlalchemy.schema import CreateTable
 from sqlmodel import Field, SQLModel
 
-from warehouse.vocabulary import CLAIM_LABELS, OFFERS_SAID, TABLE_LABELS, label_comment
+from warehouse.model.vocabulary import CLAIM_LABELS, OFFERS_SAID, TABLE_LABELS, label_comment
 
 
 def F(description: str, **kw):  # noqa: N802 - a short field constructor reads like a column list
@@ -605,7 +605,7 @@ def create_all(con: duckdb.DuckDBPyConnection) -> None:
 def empty_warehouse() -> duckdb.DuckDBPyConnection:
     """An in-memory warehouse with every table and derived view and no rows: what the API
     serves before the first publish, and what ``perfledger describe`` documents."""
-    from warehouse import derived
+    from warehouse.figures import derived
 
     con = duckdb.connect(":memory:")
     create_all(con)

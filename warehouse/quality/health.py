@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from warehouse.redact import redact_text
-from warehouse.vocabulary import (
+from warehouse.model.vocabulary import (
     DISABLED_MESSAGE,
     LOADED,
     PUBLISHED,
@@ -15,6 +14,7 @@ from warehouse.vocabulary import (
     SourceState,
     SourceStatus,
 )
+from warehouse.redact import redact_text
 
 
 def source_status(runs: list[dict]) -> dict[str, dict]:

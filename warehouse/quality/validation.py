@@ -1,4 +1,4 @@
-"""Run validation rules (``warehouse.suites.Rule``) on a snapshot file with great-expectations.
+"""Run validation rules (``warehouse.quality.suites.Rule``) on a snapshot file with great-expectations.
 
 great-expectations is imported here only, lazily: importing it costs seconds, and the API
 never needs it. Each rule becomes one expectation; a failed ``error`` rule blocks publishing.
@@ -15,8 +15,8 @@ from pathlib import Path
 import duckdb
 
 from warehouse.exceptions import ValidationFailed
-from warehouse.store import Layout
-from warehouse.suites import Rule
+from warehouse.quality.suites import Rule
+from warehouse.storage.store import Layout
 
 SAMPLE_ROWS = 5
 
@@ -188,7 +188,7 @@ def _context():
     global _FORKSERVER
     if _FORKSERVER is None:
         _FORKSERVER = multiprocessing.get_context("forkserver")
-        _FORKSERVER.set_forkserver_preload(["great_expectations", "warehouse.validation"])
+        _FORKSERVER.set_forkserver_preload(["great_expectations", "warehouse.quality.validation"])
     return _FORKSERVER
 
 
@@ -241,7 +241,7 @@ def _run_subprocess(path: Path, *, layout: Layout, rules: list[Rule], run_id: st
     import subprocess
 
     proc = subprocess.run(
-        [sys.executable, "-m", "warehouse.validation", str(path), str(layout.root), run_id],
+        [sys.executable, "-m", "warehouse.quality.validation", str(path), str(layout.root), run_id],
         input=json.dumps([dataclasses.asdict(r) for r in rules]),
         capture_output=True, text=True, check=False)
     if proc.returncode != 0:

@@ -10,10 +10,10 @@ from datetime import date, datetime
 
 from pydantic import BaseModel
 
-from warehouse import derived
 from warehouse.exceptions import QueryError
-from warehouse.frontier import frontier_sql
-from warehouse.public import (
+from warehouse.figures import derived
+from warehouse.figures.frontier import frontier_sql
+from warehouse.model.public import (
     BenchmarkRulePublic,
     ClaimCheckPublic,
     ClaimObservationPublic,
@@ -32,13 +32,13 @@ from warehouse.public import (
     SourceSnapshotPublic,
     TrendPublic,
 )
-from warehouse.queries.listing import Accelerators, AnyOf, Known, ListQuery, contains_pattern
-from warehouse.vocabulary import (
+from warehouse.model.vocabulary import (
     Evidence,
     basis,
     model_family,
     normalise_model,
 )
+from warehouse.queries.listing import Accelerators, AnyOf, Known, ListQuery, contains_pattern
 
 
 @dataclass
@@ -399,7 +399,7 @@ def frontier_query(*, model: str, isl: int, osl: int, accelerator: list[str],
                    interactivity: float | None, rate: float, region: str, offer: str, os: str,
                    include_dominated: bool, mlperf_division: list[str]) -> ListQuery:
     """The frontier of ``model`` at ``isl``/``osl`` per accelerator, MLPerf results on the same
-    axes, and the answer at ``interactivity`` (see ``warehouse.frontier``)."""
+    axes, and the answer at ``interactivity`` (see ``warehouse.figures.frontier``)."""
     params: list[object] = [
         model.strip(), isl, osl,
         Accelerators(tuple(accelerator)) if accelerator else [],

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 import duckdb
 from pydantic import BaseModel
 
-from warehouse.db import fetch_dicts, scalar
 from warehouse.exceptions import QueryError
-from warehouse.public import (
+from warehouse.model.public import (
     SOURCE_COLUMNS,
     SourceLink,
 )
 from warehouse.queries.accelerator_names import resolve_accelerators
+from warehouse.storage.db import fetch_dicts, scalar
 
 
 @dataclass(frozen=True)

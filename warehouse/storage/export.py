@@ -13,10 +13,10 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.catalog import entries
-from warehouse.db import fetch_dicts, scalar
 from warehouse.exceptions import ConfigError
-from warehouse.store import SnapshotRef
+from warehouse.model.catalog import entries
+from warehouse.storage.db import fetch_dicts, scalar
+from warehouse.storage.store import SnapshotRef
 
 
 def _sha256(path: Path) -> str:

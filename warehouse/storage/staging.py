@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.store import Layout
+from warehouse.storage.store import Layout
 
 
 class Staging:
@@ -49,7 +49,7 @@ class Staging:
         self.path = self.layout.start_staging(self.snapshot_id)
         con = duckdb.connect(str(self.path), config={"memory_limit": f"{self.memory_mb}MB"})
         try:
-            from warehouse.schema import create_all  # SQLModel: only a refresh that writes
+            from warehouse.model.schema import create_all  # SQLModel: only a refresh that writes
 
             create_all(con)
             if self._in_source:

@@ -1,7 +1,7 @@
 """Validation rules as data, and the core suites every snapshot must pass.
 
 A rule is data (no great-expectations import here, so the API never pays for it);
-``warehouse.validation`` turns each rule into a great-expectations expectation and runs it on
+``warehouse.quality.validation`` turns each rule into a great-expectations expectation and runs it on
 the staged snapshot. Rule names say what must hold, so a failure reads as the broken rule.
 The core suites here (provenance, derived) check what holds across sources; each source's own
 rules live in its folder (``ingest/<source>/suite.py``).
@@ -63,6 +63,6 @@ def unique(name: str, table: str, columns: tuple[str, ...], severity: str = ERRO
 
 def core_rules() -> list[Rule]:
     """The rules of the core suites: provenance and tagging, then derived figures."""
-    from warehouse.suites import derived, provenance
+    from warehouse.quality.suites import derived, provenance
 
     return [*provenance.rules(), *derived.rules()]

@@ -3,9 +3,9 @@ that exists, and `measured` only from the MLPerf ingester."""
 
 from __future__ import annotations
 
-from warehouse.schema import FACT_TABLES
-from warehouse.suites import Rule, in_set, not_null, rows
-from warehouse.vocabulary import TABLE_LABELS, Evidence
+from warehouse.model.schema import FACT_TABLES
+from warehouse.model.vocabulary import TABLE_LABELS, Evidence
+from warehouse.quality.suites import Rule, in_set, not_null, rows
 
 
 def rules() -> list[Rule]:
