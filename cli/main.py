@@ -67,7 +67,6 @@ def refresh(
     idempotent, kill-safe."""
     import time
 
-    from ingest.refresh import refresh as run_refresh
     from warehouse.exceptions import RefreshLocked
 
     progress = None
@@ -78,30 +77,10 @@ def refresh(
         progress = Status("refreshing", console=Console(stderr=True))
         progress.start()
 
-    def event(kind: str, text: str) -> None:
-        if log_json:
-            fields: dict[str, object] = {}
-            if kind in ("source", "progress"):
-                name, _, rest = text.partition(": ")
-                fields = {"source": name, "status": rest.split(" — ")[0] if kind == "source"
-                          else None}
-            _log_line("info", kind, text, **fields)
-        elif progress is not None:
-            progress.update(f"{kind}: {text}")
-
     started = time.monotonic()
-    deadline = started + wait
     try:
-        while True:
-            try:
-                result = run_refresh(_settings(), only=source or None,
-                                     accept_shrink=accept_shrink,
-                                     accept_growth=accept_growth, on_event=event)
-                break
-            except RefreshLocked:
-                if time.monotonic() >= deadline:
-                    raise
-                time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+        result = _refresh_waiting(source, accept_shrink, accept_growth,
+                                  _events(log_json, progress), started + wait)
     except RefreshLocked as e:
         if log_json:
             _log_line("error", "locked", str(e), status="busy")
@@ -119,6 +98,47 @@ def refresh(
             progress.stop()
     if report:
         report.write_text(json.dumps(result.as_dict(), indent=2, default=str))
+    _say(result, log_json, time.monotonic() - started)
+    raise typer.Exit(result.exit_code)
+
+
+def _events(log_json: bool, progress):
+    """The refresh's progress callback: JSON lines, or the terminal's status line."""
+
+    def event(kind: str, text: str) -> None:
+        if log_json:
+            fields: dict[str, object] = {}
+            if kind in ("source", "progress"):
+                name, _, rest = text.partition(": ")
+                fields = {"source": name, "status": rest.split(" — ")[0] if kind == "source"
+                          else None}
+            _log_line("info", kind, text, **fields)
+        elif progress is not None:
+            progress.update(f"{kind}: {text}")
+
+    return event
+
+
+def _refresh_waiting(source, accept_shrink: bool, accept_growth: bool, event,
+                     deadline: float):
+    """One refresh; while another holds the lock, try again each second until ``deadline``."""
+    import time
+
+    from ingest.refresh import refresh as run_refresh
+    from warehouse.exceptions import RefreshLocked
+
+    while True:
+        try:
+            return run_refresh(_settings(), only=source or None, accept_shrink=accept_shrink,
+                               accept_growth=accept_growth, on_event=event)
+        except RefreshLocked:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+
+
+def _say(result, log_json: bool, seconds: float) -> None:
+    """The run's summary: a line per source and one for the run, as text or JSON lines."""
     if log_json:
         for s in result.sources:
             _log_line("warning" if s.status in FELL_SHORT else "info", "summary",
@@ -126,12 +146,10 @@ def refresh(
                       seconds=round(s.seconds, 3))
         _log_line("info" if result.exit_code == 0 else "error", "summary",
                   result.summary_lines()[-1], status=result.status,
-                  rows=sum(s.rows for s in result.sources),
-                  seconds=round(time.monotonic() - started, 3))
+                  rows=sum(s.rows for s in result.sources), seconds=round(seconds, 3))
     else:
         for line in result.summary_lines():
             typer.echo(line)
-    raise typer.Exit(result.exit_code)
 
 
 @app.command()

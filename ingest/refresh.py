@@ -20,12 +20,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 import duckdb
 import httpx
 
-from ingest.config import load_sources
-from ingest.context import LoadContext, SourceConfig, SourceOutcome
+from ingest.config import SourcesConfig, load_sources
+from ingest.context import LoadContext, SourceConfig, SourceOutcome, SourceSpec
 from ingest.http import FetchLimits, RetryPolicy, make_client
 from ingest.registry import SOURCES
 from warehouse.exceptions import ConfigError, PerfledgerError, SnapshotError
@@ -189,16 +190,7 @@ def refresh(
     """
     layout = Layout(settings.data_path)
     layout.ensure()
-    if "sources" in settings.model_fields_set and not settings.sources.exists():
-        raise ConfigError(f"the sources file {settings.sources} (PERFLEDGER_SOURCES) does not "
-                          "exist; fix the path or unset it to use the defaults")
-    sources = load_sources(settings.sources)
-    selected = [spec for spec in SOURCES if sources[spec.name].enabled
-                and (not only or spec.name in only)]
-    unknown = set(only or []) - set(sources.names)
-    if unknown:
-        raise ConfigError(f"unknown source(s): {', '.join(sorted(unknown))}; "
-                          f"known: {', '.join(sources.names)}")
+    sources, selected = _selected(settings, only)
     sink = on_event or (lambda kind, text: log.info("%s %s", kind, text))
     report: RunReport | None = None
 
@@ -218,141 +210,21 @@ def refresh(
                            disabled=[s.name for s in SOURCES          # never failed or stale
                                      if not sources[s.name].enabled])
         deadline = time.monotonic() + settings.refresh_deadline
-        for note in _close_interrupted(layout):
-            report.notes.append(note)
-            emit("cleanup", note)
-        try:
-            layout.write_run(report.as_dict())  # a kill from here on leaves a visible record
-        except OSError as e:  # a full disk: say so and stop, before fetching anything
-            report.status = RunStatus.failed
-            report.message = io_reason(e)
+        if not _begin(layout, report, emit):
             return _finish(layout, report)
-        for p in layout.clean_partials():
-            emit("cleanup", f"removed partial file {p.name} left by an interrupted refresh")
-        recovered = layout.recover_current()
-        if recovered:  # the published snapshot cannot be read: build on the last good one
-            note = (f"corrupt snapshot {recovered['corrupt_snapshot']} "
-                    f"({recovered['reason']}) moved to {recovered['quarantined_to']}; "
-                    "rebuilding from " + (f"snapshot {recovered['rebuilt_from']}"
-                                          if recovered["rebuilt_from"] else "the sources"))
-            report.notes.append(note)
-            emit("cleanup", note)
-        stage = Staging(layout, report.id, settings.refresh_memory_mb,
-                        on_open=lambda: emit("stage", f"staging snapshot {report.id}"))
+        run = _Run(settings, layout, sources, report,
+                   Staging(layout, report.id, settings.refresh_memory_mb,
+                           on_open=lambda: emit("stage", f"staging snapshot {report.id}")),
+                   client, policy, emit, accept_shrink, accept_growth, deadline)
         try:
-            _check_disk(layout, settings.min_free_mb)
-            snapshot_id = report.id
-            current = layout.read_current()
-            # sources with rows to keep
-            loaded = frozenset() if current is None else loaded_sources(stage.reader())
-            today = datetime.now(UTC).date().isoformat()
-            for spec in selected:
-                name = spec.name
-                outcome = SourceOutcome(name, had_rows=name in loaded)
-                report.sources.append(outcome)
-                emit("source", f"{name}: fetching")
-                ctx = LoadContext(stage=stage, client=client, layout=layout,
-                                  config=sources[name], base_dir=sources.base_dir, policy=policy,
-                                  outcome=outcome, shrink_ratio=settings.shrink_ratio,
-                                  accept_shrink=accept_shrink, today=today,
-                                  growth_ratio=settings.growth_ratio,
-                                  accept_growth=accept_growth,
-                                  limits=_limits(settings, sources[name]),
-                                  changing=validation.prewarm, emit=emit,
-                                  request_seconds=settings.http_deadline,
-                                  deadline=min(deadline, time.monotonic()
-                                               + settings.source_deadline))
-                t = time.perf_counter()
-                stage.begin()
-                try:
-                    spec.load(ctx)
-                    if outcome.status == SourceStatus.pending:  # no change to report
-                        outcome.status = SourceStatus.unchanged
-                    outcome.wrote = outcome.wrote or outcome.status == SourceStatus.updated
-                    stage.commit()
-                except PerfledgerError as e:
-                    _rollback(stage, e)
-                    outcome.fail(e)
-                except duckdb.Error as e:  # rows the schema refuses: this source fails
-                    _rollback(stage, e)
-                    outcome.fail(e)
-                    if isinstance(e, duckdb.IOException) or disk_full(e):
-                        raise  # a full disk fails the run (below), not just this source
-                except BaseException as e:
-                    _rollback(stage, e)
-                    outcome.fail(e)
-                    raise
-                finally:
-                    outcome.seconds = time.perf_counter() - t
-                for part, text in outcome.excerpts.items():  # the log, not the run record
-                    log.warning("%s %s: the body starts %r", name, part, text)
-                if outcome.wrote:
-                    validation.prewarm()  # GX's import overlaps the sources still loading
-                emit("source", f"{name}: {outcome.status}"
-                     + (f" — {outcome.message}" if outcome.message else ""))
-            if stage.opened:
-                report.stages["stage"] = stage.seconds
-            failed = [o for o in report.sources if o.status in FELL_SHORT]
-            changed = [o for o in report.sources if o.wrote]
-            layout.sync_raw()
-            if not changed:
-                stage.discard()
-                report.status = RunStatus.failed if failed else RunStatus.unchanged
-                report.message = ("; ".join(f"{o.source}: {_own(o)}" for o in failed)
-                                  if failed else "no source changed; nothing published")
-                return _finish(layout, report)
-
-            t = time.perf_counter()
-            emit("derive", "normalising accelerators and installing derived views")
-            con = stage.connection()
-            for spec in SOURCES:
-                if spec.finish is not None:
-                    report.coverage.update(spec.finish(con))
-            derived.install(con)
-            con.execute("CHECKPOINT")
-            staging = stage.close()
-            assert staging is not None
-            report.stages["derive"] = time.perf_counter() - t
-
-            t = time.perf_counter()
-            emit("validate", "running the validation suites")
-            report.validation = validation.run_isolated(staging, layout=layout, run_id=report.id,
-                                                        rules=all_rules())
-            report.stages["validate"] = time.perf_counter() - t
-            errors = [v for v in report.validation if not v["success"] and v["severity"] == "error"]
-            if errors:
-                stage.discard()
-                report.status = RunStatus.rejected
-                report.message = "validation failed: " + "; ".join(
-                    f"{v['expectation']} ({v['unexpected_count']} row(s))"
-                    if v["unexpected_count"] is not None else f"{v['expectation']} ({v['sample']})"
-                    for v in errors)
-                return _finish(layout, report)
-
-            t = time.perf_counter()
-            report.status = RunStatus.partial if failed else RunStatus.published
-            report.snapshot_id = snapshot_id
-            report.message = "; ".join(
-                f"{o.source} {_fell_short(o)}: {_own(o)}" for o in failed)
-            report.finished_at = datetime.now(UTC)
-            con = duckdb.connect(str(staging))
-            _record_run(con, layout, report)
-            con.execute("CHECKPOINT")
-            con.close()
-            emit("publish", f"publishing snapshot {snapshot_id}")
-            layout.publish(staging, snapshot_id)
-            stage.path = None  # published: no longer ours to delete
-            for p in layout.prune(settings.retention_count, settings.retention_days):
-                emit("prune", f"removed old snapshot {p.name}")
-            report.stages["publish"] = time.perf_counter() - t
-            return _finish(layout, report)
+            return run.run(selected)
         except (OSError, duckdb.IOException) as e:  # a full disk, a vanished directory
-            stage.discard()
+            run.stage.discard()
             report.status = RunStatus.failed
             report.message = io_reason(e)
             return _finish(layout, report)
         except BaseException as e:
-            stage.discard()
+            run.stage.discard()
             if report.status == RunStatus.running:
                 report.status = RunStatus.failed
                 report.message = io_reason(e) if disk_full(e) else f"{type(e).__name__}: {e}"
@@ -361,6 +233,191 @@ def refresh(
         finally:
             if own_client:
                 client.close()
+
+
+def _selected(settings: Settings, only: list[str] | None) -> tuple[SourcesConfig,
+                                                                   list[SourceSpec]]:
+    """The sources file, and the enabled sources this run refreshes (``only`` of them)."""
+    if "sources" in settings.model_fields_set and not settings.sources.exists():
+        raise ConfigError(f"the sources file {settings.sources} (PERFLEDGER_SOURCES) does not "
+                          "exist; fix the path or unset it to use the defaults")
+    sources = load_sources(settings.sources)
+    selected = [spec for spec in SOURCES if sources[spec.name].enabled
+                and (not only or spec.name in only)]
+    unknown = set(only or []) - set(sources.names)
+    if unknown:
+        raise ConfigError(f"unknown source(s): {', '.join(sorted(unknown))}; "
+                          f"known: {', '.join(sources.names)}")
+    return sources, selected
+
+
+def _begin(layout: Layout, report: RunReport, emit: Callable[[str, str], None]) -> bool:
+    """Clean up after interrupted runs and put this run on record; False (the report says
+    why) when its record cannot be written."""
+    for note in _close_interrupted(layout):
+        report.notes.append(note)
+        emit("cleanup", note)
+    try:
+        layout.write_run(report.as_dict())  # a kill from here on leaves a visible record
+    except OSError as e:  # a full disk: say so and stop, before fetching anything
+        report.status = RunStatus.failed
+        report.message = io_reason(e)
+        return False
+    for p in layout.clean_partials():
+        emit("cleanup", f"removed partial file {p.name} left by an interrupted refresh")
+    recovered = layout.recover_current()
+    if recovered:  # the published snapshot cannot be read: build on the last good one
+        note = (f"corrupt snapshot {recovered['corrupt_snapshot']} "
+                f"({recovered['reason']}) moved to {recovered['quarantined_to']}; "
+                "rebuilding from " + (f"snapshot {recovered['rebuilt_from']}"
+                                      if recovered["rebuilt_from"] else "the sources"))
+        report.notes.append(note)
+        emit("cleanup", note)
+    return True
+
+
+@dataclass
+class _Run:
+    """One refresh under its lock, by phase: load each source, derive, validate, publish."""
+
+    settings: Settings
+    layout: Layout
+    sources: SourcesConfig
+    report: RunReport
+    stage: Staging
+    client: httpx.Client
+    policy: RetryPolicy
+    emit: Callable[[str, str], None]
+    accept_shrink: bool
+    accept_growth: bool
+    deadline: float
+
+    def run(self, selected: list[SourceSpec]) -> RunReport:
+        report, stage = self.report, self.stage
+        _check_disk(self.layout, self.settings.min_free_mb)
+        # sources with rows to keep
+        loaded = frozenset() if self.layout.read_current() is None \
+            else loaded_sources(stage.reader())
+        today = datetime.now(UTC).date().isoformat()
+        for spec in selected:
+            self.load(spec, had_rows=spec.name in loaded, today=today)
+        if stage.opened:
+            report.stages["stage"] = stage.seconds
+        failed = [o for o in report.sources if o.status in FELL_SHORT]
+        changed = [o for o in report.sources if o.wrote]
+        self.layout.sync_raw()
+        if not changed:
+            stage.discard()
+            report.status = RunStatus.failed if failed else RunStatus.unchanged
+            report.message = ("; ".join(f"{o.source}: {_own(o)}" for o in failed)
+                              if failed else "no source changed; nothing published")
+            return _finish(self.layout, report)
+        staging = self.derive()
+        if not self.validate(staging):
+            return _finish(self.layout, report)
+        self.publish(staging, failed)
+        return _finish(self.layout, report)
+
+    def load(self, spec: SourceSpec, had_rows: bool, today: str) -> None:
+        """Load one source inside its own transaction: a failure rolls back its changes."""
+        name, settings, stage = spec.name, self.settings, self.stage
+        outcome = SourceOutcome(name, had_rows=had_rows)
+        self.report.sources.append(outcome)
+        self.emit("source", f"{name}: fetching")
+        ctx = LoadContext(stage=stage, client=self.client, layout=self.layout,
+                          config=self.sources[name], base_dir=self.sources.base_dir,
+                          policy=self.policy, outcome=outcome,
+                          shrink_ratio=settings.shrink_ratio,
+                          accept_shrink=self.accept_shrink, today=today,
+                          growth_ratio=settings.growth_ratio,
+                          accept_growth=self.accept_growth,
+                          limits=_limits(settings, self.sources[name]),
+                          changing=validation.prewarm, emit=self.emit,
+                          request_seconds=settings.http_deadline,
+                          deadline=min(self.deadline, time.monotonic()
+                                       + settings.source_deadline))
+        t = time.perf_counter()
+        stage.begin()
+        try:
+            spec.load(ctx)
+            if outcome.status == SourceStatus.pending:  # no change to report
+                outcome.status = SourceStatus.unchanged
+            outcome.wrote = outcome.wrote or outcome.status == SourceStatus.updated
+            stage.commit()
+        except PerfledgerError as e:
+            _rollback(stage, e)
+            outcome.fail(e)
+        except duckdb.Error as e:  # rows the schema refuses: this source fails
+            _rollback(stage, e)
+            outcome.fail(e)
+            if isinstance(e, duckdb.IOException) or disk_full(e):
+                raise  # a full disk fails the run (below), not just this source
+        except BaseException as e:
+            _rollback(stage, e)
+            outcome.fail(e)
+            raise
+        finally:
+            outcome.seconds = time.perf_counter() - t
+        for part, text in outcome.excerpts.items():  # the log, not the run record
+            log.warning("%s %s: the body starts %r", name, part, text)
+        if outcome.wrote:
+            validation.prewarm()  # GX's import overlaps the sources still loading
+        self.emit("source", f"{name}: {outcome.status}"
+                  + (f" — {outcome.message}" if outcome.message else ""))
+
+    def derive(self) -> Path:
+        """Normalise accelerators, install the derived views; the staged file, closed."""
+        t = time.perf_counter()
+        self.emit("derive", "normalising accelerators and installing derived views")
+        con = self.stage.connection()
+        for spec in SOURCES:
+            if spec.finish is not None:
+                self.report.coverage.update(spec.finish(con))
+        derived.install(con)
+        con.execute("CHECKPOINT")
+        staging = self.stage.close()
+        assert staging is not None
+        self.report.stages["derive"] = time.perf_counter() - t
+        return staging
+
+    def validate(self, staging: Path) -> bool:
+        """Run every suite on the staged file; False (rejected, discarded) on an error."""
+        report = self.report
+        t = time.perf_counter()
+        self.emit("validate", "running the validation suites")
+        report.validation = validation.run_isolated(staging, layout=self.layout,
+                                                    run_id=report.id, rules=all_rules())
+        report.stages["validate"] = time.perf_counter() - t
+        errors = [v for v in report.validation if not v["success"] and v["severity"] == "error"]
+        if not errors:
+            return True
+        self.stage.discard()
+        report.status = RunStatus.rejected
+        report.message = "validation failed: " + "; ".join(
+            f"{v['expectation']} ({v['unexpected_count']} row(s))"
+            if v["unexpected_count"] is not None else f"{v['expectation']} ({v['sample']})"
+            for v in errors)
+        return False
+
+    def publish(self, staging: Path, failed: list[SourceOutcome]) -> None:
+        """Record the run in the staged file, publish it, prune old snapshots."""
+        report, layout = self.report, self.layout
+        t = time.perf_counter()
+        report.status = RunStatus.partial if failed else RunStatus.published
+        report.snapshot_id = report.id
+        report.message = "; ".join(
+            f"{o.source} {_fell_short(o)}: {_own(o)}" for o in failed)
+        report.finished_at = datetime.now(UTC)
+        con = duckdb.connect(str(staging))
+        _record_run(con, layout, report)
+        con.execute("CHECKPOINT")
+        con.close()
+        self.emit("publish", f"publishing snapshot {report.id}")
+        layout.publish(staging, report.id)
+        self.stage.path = None  # published: no longer ours to delete
+        for p in layout.prune(self.settings.retention_count, self.settings.retention_days):
+            self.emit("prune", f"removed old snapshot {p.name}")
+        report.stages["publish"] = time.perf_counter() - t
 
 
 def _limits(settings: Settings, config: SourceConfig) -> FetchLimits:

@@ -99,9 +99,14 @@ def frontier_sql() -> str:
     """The frontier query: rows of kind frontier (and dominated when asked), mlperf and
     at_interactivity (one per series when an interactivity is asked), united by name."""
     ask = ", ".join(f"?::{t} AS {n}" for n, t in FRONTIER_PARAMS)
-    return f"""
-WITH ask AS (SELECT {ask}),
-obs AS (
+    return (f"\nWITH ask AS (SELECT {ask}),\n" + _curve_ctes() + _mlperf_ctes()
+            + _frontier_rows() + _mlperf_rows() + _answer_rows())
+
+
+def _curve_ctes() -> str:
+    """The observations asked for, each configuration's latest run (the curve), its
+    frontier, and the answer at the asked interactivity per series."""
+    return f"""obs AS (
     SELECT o.*, coalesce(o.accelerator_id, o.hardware_base) AS series,
            o.interactivity AS x, o.output_tput_per_gpu AS y, {CONFIGURATION} AS configuration
     FROM observation o, ask
@@ -152,7 +157,13 @@ ans AS (
                 ELSE 'interpolated' END AS status
     FROM rng r CROSS JOIN ask LEFT JOIN hit h ON h.series = r.series
 ),
-model_ids AS (
+"""
+
+
+def _mlperf_ctes() -> str:
+    """The model's MLPerf family, the cheapest current list price per accelerator, and the
+    MLPerf results placed on the frontier's axes."""
+    return f"""model_ids AS (
     SELECT DISTINCT target_id AS model_family FROM inferencex_alias, ask
     WHERE kind = 'model' AND target_id IS NOT NULL
       AND (target_id = ask.model OR key = ask.model OR lower(display) = lower(ask.model))
@@ -184,7 +195,12 @@ ml AS (
                      OR NOT EXISTS (SELECT 1 FROM obs)
                 ELSE list_contains(ask.accs, r.accelerator_id) END)
 )
-SELECT CASE WHEN f.on_frontier THEN 'frontier' ELSE 'dominated' END AS kind,
+"""
+
+
+def _frontier_rows() -> str:
+    """Rows of kind frontier (and dominated when asked)."""
+    return f"""SELECT CASE WHEN f.on_frontier THEN 'frontier' ELSE 'dominated' END AS kind,
        f.id AS id, f.series, f.accelerator_id, f.hardware, f.framework, f.precision,
        f.spec_method, f.disagg, f.model, f.model_id, f.configuration, f.isl, f.osl, f.conc,
        f.gpus, f.prefill_gpus, f.decode_gpus, f.gpu_count_basis,
@@ -196,7 +212,12 @@ SELECT CASE WHEN f.on_frontier THEN 'frontier' ELSE 'dominated' END AS kind,
        f.attribution AS notice,
        {_costs("flagged f", "f.y", "f.tput_per_gpu", "f.input_tput_per_gpu")}
 WHERE f.on_frontier OR ask.dominated
-UNION ALL BY NAME
+"""
+
+
+def _mlperf_rows() -> str:
+    """Rows of kind mlperf, each cited."""
+    return f"""UNION ALL BY NAME
 SELECT 'mlperf' AS kind, 'mlperf:' || m.id AS id, m.accelerator_id AS series, m.accelerator_id,
        m.framework, m.model_id AS model, m.model_family AS model_id,
        m.total_accelerators AS gpus, m.x AS interactivity, m.y AS output_tput_per_gpu,
@@ -215,7 +236,12 @@ SELECT 'mlperf' AS kind, 'mlperf:' || m.id AS id, m.accelerator_id AS series, m.
        {_lit(MLPERF_DERIVED_NOTICE)} AS notice,
        {_costs("ml m", "m.y", None, None)}
 WHERE m.x IS NOT NULL
-UNION ALL BY NAME
+"""
+
+
+def _answer_rows() -> str:
+    """One row of kind at_interactivity per series when an interactivity is asked."""
+    return f"""UNION ALL BY NAME
 SELECT 'at_interactivity' AS kind, 'at:' || a.series || ':' || CAST(ask.x0 AS VARCHAR) AS id,
        a.series, a.accelerator_id, a.hardware, ask.isl AS isl, ask.osl AS osl,
        ask.x0 AS interactivity, a.y_at AS output_tput_per_gpu, a.t_at AS tput_per_gpu,
