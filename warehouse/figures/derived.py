@@ -62,6 +62,30 @@ ASSUMPTION = _lit(Evidence.assumption)
 # row, so a CSV export or a SQL analyst's query carries it as the API does.
 NOTICE = _lit(MLPERF_DERIVED_NOTICE) + " AS notice"
 
+# Column groups the relations share; the Public models (warehouse.model.public) expand the same
+# names. An MLPerf result's identity and figure, passed through unchanged; the lineage every
+# derived row reports; the citation of the result a row derives from.
+MLPERF_KEYS = ("round", "division", "organization", "platform", "system_name", "model_id",
+               "model_family", "scenario", "result", "units", "total_accelerators", "accelerator_id")
+LINEAGE = ("basis", "weakest_input")
+CITATION = ("mlperf_id", "details_url", "notice")
+
+
+def keys(alias: str) -> str:
+    """The MLPerf keys of the result ``alias``, for a SELECT list."""
+    return ", ".join(f"{alias}.{c}" for c in MLPERF_KEYS)
+
+
+def cited(alias: str) -> str:
+    """The citation of the MLPerf result ``alias``, for a SELECT list (its ID and details link
+    under the names CITATION gives them, and MLCommons' notice)."""
+    return f"{alias}.system_id AS mlperf_id, {alias}.details_url, {NOTICE}"
+
+
+def carried(alias: str) -> str:
+    """The citation columns of a relation that already has them (``alias``)."""
+    return ", ".join(f"{alias}.{c}" for c in CITATION)
+
 VIEWS: dict[str, tuple[str, str, dict[str, str]]] = {}
 # Per view, the relations (tables, or views registered before it) whose same-named columns it
 # passes through unchanged, first match first: their comments describe those columns.
@@ -184,8 +208,7 @@ view("result_per_accelerator",
      inherits=("mlperf_result",), weakest=(Evidence.measured, Evidence.vendor_spec))(
 """
 WITH fig AS (""" + SPEC_FIGURES + """)
-SELECT r.id, r.round, r.division, r.organization, r.platform, r.system_name, r.model_id,
-       r.model_family, r.scenario, r.result, r.units, r.total_accelerators, r.accelerator_id,
+SELECT r.id, """ + keys("r") + """,
        r.accelerator_model_name, r.availability,
        r.result / r.total_accelerators AS per_accelerator,
        f.bandwidth / 1e12 AS memory_bandwidth_tbs, f.nameplate_w AS nameplate_power_w,
@@ -197,7 +220,7 @@ SELECT r.id, r.round, r.division, r.organization, r.platform, r.system_name, r.m
             ELSE """ + _lit(basis(Evidence.measured, Evidence.vendor_spec)) + """ END AS basis,
        CASE WHEN f.hardware_id IS NULL THEN """ + MEASURED + """
             ELSE """ + _lit(Evidence.vendor_spec) + """ END AS weakest_input,
-       r.system_id AS mlperf_id, r.details_url, """ + NOTICE + """
+       """ + cited("r") + """
 FROM mlperf_result r
 LEFT JOIN fig f ON f.hardware_id = r.accelerator_id
 WHERE NOT r.is_power AND r.units IN """ + sql_list(THROUGHPUT_UNITS) + """
@@ -219,8 +242,7 @@ view("energy_efficiency",
       "basis": "Evidence basis; always derived: measured"},
      inherits=("mlperf_result",), weakest=(Evidence.measured,))(
 """
-SELECT p.id AS id, p.round, p.division, p.organization, p.platform, p.system_name, p.model_id,
-       p.model_family, p.scenario, p.result, p.units, p.total_accelerators, p.accelerator_id,
+SELECT p.id AS id, """ + keys("p") + """,
        p.availability,
        CASE WHEN w.units = """ + WATTS + """ THEN w.result END AS watts,
        CASE WHEN w.units = """ + WATTS + """ THEN p.result / w.result
@@ -231,7 +253,7 @@ SELECT p.id AS id, p.round, p.division, p.organization, p.platform, p.system_nam
             ELSE w.result / 1000.0 END AS joules_per_unit,
        p.id AS result_id, w.id AS power_result_id,
        """ + _lit(basis(Evidence.measured)) + """ AS basis, """ + MEASURED + """ AS weakest_input,
-       p.system_id AS mlperf_id, p.details_url, """ + NOTICE + """
+       """ + cited("p") + """
 FROM mlperf_result p
 JOIN mlperf_result w
   ON w.round = p.round AND w.division = p.division AND w.organization = p.organization
@@ -281,8 +303,7 @@ SELECT b.accelerator_id || ':' || b.model_family || ':' || b.scenario || ':' || 
        b.per_accelerator / lag(b.per_accelerator) OVER w - 1 AS change_vs_previous,
        b.per_accelerator_per_tbs, b.per_accelerator_per_nameplate_kw, b.spellings,
        r.accelerator_model_name,
-       b.result_id, b.basis, b.weakest_input, r.system_id AS mlperf_id, r.details_url,
-       """ + NOTICE + """
+       b.result_id, b.basis, b.weakest_input, """ + cited("r") + """
 FROM best b JOIN mlperf_result r ON r.id = b.result_id
 WINDOW w AS (PARTITION BY b.accelerator_id, b.model_family, b.scenario, b.units
              ORDER BY """ + round_order("b.round") + """)
@@ -354,16 +375,14 @@ view("latency_bound",
       "basis": "Evidence basis; always derived: measured + benchmark_rule"},
      inherits=("mlperf_result", "round_rule"), weakest=(Evidence.measured,))(
 """
-SELECT r.id, r.round, r.division, r.organization, r.platform, r.system_name, r.model_id,
-       r.model_family, r.scenario, r.result, r.units, r.total_accelerators, r.accelerator_id,
+SELECT r.id, """ + keys("r") + """,
        r.availability, b.ttft_ms, b.tpot_ms, b.reference_tokens, b.rule_basis,
        1000.0 / b.tpot_ms AS min_tokens_per_s_per_user,
        r.result * b.tpot_ms / 1000.0 AS max_concurrent_streams,
        (b.ttft_ms + (round(b.reference_tokens) - 1) * b.tpot_ms) / 1000.0 AS reference_answer_seconds,
        r.id AS result_id, b.id AS rule_id,
        """ + _lit(basis(Evidence.measured, Evidence.benchmark_rule)) + """ AS basis,
-       """ + MEASURED + """ AS weakest_input, r.system_id AS mlperf_id, r.details_url,
-       """ + NOTICE + """
+       """ + MEASURED + """ AS weakest_input, """ + cited("r") + """
 FROM mlperf_result r
 JOIN round_rule b ON b.round = r.round AND b.model_family = r.model_family
                 AND b.scenario = r.scenario
@@ -408,10 +427,8 @@ view("cost_input",
                             "NULL for Offline rows and results with no Offline pair"},
      inherits=("mlperf_result",))(
 """
-SELECT r.id, r.round, r.division, r.organization, r.platform, r.system_name, r.model_id,
-       r.model_family, r.scenario, r.result, r.units, r.total_accelerators, r.accelerator_id,
-       r.availability, 1.0 / pr.ratio AS premium_vs_offline, r.system_id AS mlperf_id,
-       r.details_url, """ + NOTICE + """
+SELECT r.id, """ + keys("r") + """,
+       r.availability, 1.0 / pr.ratio AS premium_vs_offline, """ + cited("r") + """
 FROM mlperf_result r
 LEFT JOIN scenario_ratio pr ON pr.other_result_id = r.id AND NOT pr.flagged
 WHERE NOT r.is_power AND r.units = """ + TOKENS + """ AND r.total_accelerators > 0
@@ -420,10 +437,8 @@ WHERE NOT r.is_power AND r.units = """ + TOKENS + """ AND r.total_accelerators >
 # Cost per million tokens from a rate per accelerator-hour: one formula for the views and the
 # API, over cost_input (aliased r).
 COST_PER_MILLION = "{rate} * r.total_accelerators / (r.result * 3600.0) * 1e6"
-COST_RESULT_COLUMNS = """r.id AS result_id, r.round, r.division, r.organization, r.platform,
-       r.system_name, r.model_id, r.model_family, r.scenario, r.result, r.units,
-       r.total_accelerators, r.accelerator_id, r.availability, r.premium_vs_offline,
-       r.mlperf_id, r.details_url, r.notice"""
+COST_RESULT_COLUMNS = ("r.id AS result_id, " + keys("r") + ", r.availability, r.premium_vs_offline, "
+                       + carried("r"))
 
 
 view("cost_assumed_rate",
@@ -438,8 +453,8 @@ view("cost_assumed_rate",
 """
 SELECT r.id || ':' || CAST(rate AS VARCHAR) AS id, r.id AS result_id, r.round, r.division,
        r.organization, r.platform, r.system_name, r.model_id, r.model_family, r.scenario,
-       r.result, r.total_accelerators, r.accelerator_id, r.availability, r.mlperf_id,
-       r.details_url, r.notice, rate AS rate_per_accelerator_hour,
+       r.result, r.total_accelerators, r.accelerator_id, r.availability, """ + carried("r") + """,
+       rate AS rate_per_accelerator_hour,
        """ + COST_PER_MILLION.format(rate="rate") + """ AS cost_per_million_tokens,
        'assumed' AS price_basis, """ + _lit(basis(Evidence.measured, Evidence.assumption)) + """ AS basis,
        """ + ASSUMPTION + """ AS weakest_input
@@ -757,9 +772,8 @@ COMMON_COLUMNS = {
     "price_basis": "list_price (Azure) or assumed (a chosen rate).",
     "rule_basis": "pinned (the round's pinned rules document) or latest (no pin: the latest "
                   "document fetched).",
-    "mlperf_id": MLPERF_ID + ".",
-    "details_url": DETAILS_URL + ".",
-    "notice": NOTICE_TEXT + ".",
+    **{name: meaning + "." for name, meaning in zip(CITATION, (MLPERF_ID, DETAILS_URL,
+                                                               NOTICE_TEXT), strict=True)},
 }
 
 

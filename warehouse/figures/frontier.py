@@ -26,13 +26,13 @@ Values are bound parameters (``ask``), in the order ``FRONTIER_PARAMS`` lists.
 from __future__ import annotations
 
 from warehouse.figures.calculators import cost_per_million_sql
+from warehouse.figures.derived import cited
 from warehouse.model.vocabulary import (
     ENERGY_SCOPE_GPU,
     ENERGY_SCOPE_WALL,
     INFERENCEX_ATTRIBUTION,
     MLPERF_COMBINED_NOTICE,
     MLPERF_DATASET_NOTE,
-    MLPERF_DERIVED_NOTICE,
     TOKENS_PER_S,
     Evidence,
     basis,
@@ -222,7 +222,7 @@ SELECT 'mlperf' AS kind, 'mlperf:' || m.id AS id, m.accelerator_id AS series, m.
        m.framework, m.model_id AS model, m.model_family AS model_id,
        m.total_accelerators AS gpus, m.x AS interactivity, m.y AS output_tput_per_gpu,
        m.scenario, m.round, m.division, m.availability,
-       m.availability = 'preview' AS preview, m.system_id AS mlperf_id, m.details_url,
+       m.availability = 'preview' AS preview, {cited("m")},
        coalesce('MLPerf Inference ' || m.round || ' result ' || m.system_id,
                 m.organization || ', ' || m.system_name || ', MLPerf Inference ' || m.round
                 || ' (' || m.division || ', ' || m.availability || '), ' || m.details_url)
@@ -233,7 +233,6 @@ SELECT 'mlperf' AS kind, 'mlperf:' || m.id AS id, m.accelerator_id AS series, m.
        CASE WHEN m.wall_joules_per_token IS NOT NULL THEN {_lit(ENERGY_SCOPE_WALL)} END
            AS energy_scope,
        m.evidence, 'MLCommons MLPerf Inference' AS measurer, {_lit(ML_BASIS)} AS cost_basis,
-       {_lit(MLPERF_DERIVED_NOTICE)} AS notice,
        {_costs("ml m", "m.y", None, None)}
 WHERE m.x IS NOT NULL
 """

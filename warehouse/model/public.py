@@ -11,10 +11,11 @@ a claim shows its citation (``source_url``) and its file's snapshot URL
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from warehouse.figures import derived
 from warehouse.model.schema import (
@@ -115,290 +116,140 @@ def col(view: str | None, column: str, described: str | None = None) -> Any:
     return Field(None, description=described or meaning(view, column))
 
 
+# The type of every non-text column of the derived relations (a name means one thing in all of
+# them); any other column is text.
+_TYPES: dict[str, Any] = {name: kind | None for kind, names in (
+    (float, "offline_result other_result ratio interactive_premium result ttft_ms tpot_ms "
+            "reference_tokens min_tokens_per_s_per_user max_concurrent_streams "
+            "reference_answer_seconds answer_seconds per_accelerator memory_bandwidth_tbs "
+            "nameplate_power_w per_accelerator_per_tbs per_accelerator_per_nameplate_kw watts "
+            "per_joule joules_per_unit previous_per_accelerator change_vs_previous "
+            "premium_vs_offline rate_per_accelerator_hour cost_per_million_tokens claim_value "
+            "closest_result recomputed_value claim_over_recomputed tokens_per_s_per_user "
+            "bandwidth memory input_tput_per_gpu output_tput_per_gpu physical_ratio "
+            "observation_interactivity observation_output_tput_per_gpu fastest_interactivity"),
+    (int, "total_accelerators answer_tokens results spellings comparable_results prefill_gpus "
+          "decode_gpus gpus isl osl conc comparable_observations"),
+    (bool, "flagged offline_inferred other_inferred vendor_or_accelerator_in_round fits "
+           "reconciled current reached"),
+    (date, "claimed_on checked_on observed_on"),
+    (datetime, "price_valid_from")) for name in names.split()}
+
+M = TypeVar("M", bound=BaseModel)
+# The column groups of derived.py, as field lists.
+KEYS, LINEAGE, CITED = (" ".join(group) for group in (derived.MLPERF_KEYS, derived.LINEAGE,
+                                                      derived.CITATION))
+
+
+def relation(view: str | None, columns: str, **described: str) -> Callable[[type[M]], type[M]]:
+    """A Public model of a derived relation from its column list: one nullable field per name
+    in ``columns``, in order, typed by ``_TYPES`` and documented by ``described`` or by what
+    ``view`` says the column means (``name@other``: what relation ``other`` says; ``name@``:
+    the meaning common to several views). The decorated class gives the name, bases and
+    docstring."""
+    fields: dict[str, Any] = {}
+    for token in columns.split():
+        name, at, other = token.partition("@")
+        fields[name] = (_TYPES.get(name, str | None),
+                        col((other or None) if at else view, name, described.get(name)))
+
+    def build(cls: type[M]) -> type[M]:
+        return create_model(cls.__name__, __base__=cls, __module__=cls.__module__,
+                            __doc__=cls.__doc__, **fields)
+    return build
+
+
+@relation(
+    "scenario_ratio", "id round division organization platform system_name model_id "
+    "model_family scenario offline_result offline_units other_result other_units ratio "
+    "interactive_premium unit_pairing flagged accelerator_id accelerator_model_name "
+    "accelerator_mix total_accelerators availability offline_inferred other_inferred "
+    f"offline_result_id other_result_id {LINEAGE} offline_mlperf_id other_mlperf_id "
+    "offline_details_url other_details_url notice")
 class ScenarioRatioPublic(BaseModel):
     """A Server/Offline or Interactive/Offline throughput ratio."""
 
-    id: str | None = col("scenario_ratio", "id")
-    round: str | None = col("scenario_ratio", "round")
-    division: str | None = col("scenario_ratio", "division")
-    organization: str | None = col("scenario_ratio", "organization")
-    platform: str | None = col("scenario_ratio", "platform")
-    system_name: str | None = col("scenario_ratio", "system_name")
-    model_id: str | None = col("scenario_ratio", "model_id")
-    model_family: str | None = col("scenario_ratio", "model_family")
-    scenario: str | None = col("scenario_ratio", "scenario")
-    offline_result: float | None = col("scenario_ratio", "offline_result")
-    offline_units: str | None = col("scenario_ratio", "offline_units")
-    other_result: float | None = col("scenario_ratio", "other_result")
-    other_units: str | None = col("scenario_ratio", "other_units")
-    ratio: float | None = col("scenario_ratio", "ratio")
-    interactive_premium: float | None = col("scenario_ratio", "interactive_premium")
-    unit_pairing: str | None = col("scenario_ratio", "unit_pairing")
-    flagged: bool | None = col("scenario_ratio", "flagged")
-    accelerator_id: str | None = col("scenario_ratio", "accelerator_id")
-    accelerator_model_name: str | None = col("scenario_ratio", "accelerator_model_name")
-    accelerator_mix: str | None = col("scenario_ratio", "accelerator_mix")
-    total_accelerators: int | None = col("scenario_ratio", "total_accelerators")
-    availability: str | None = col("scenario_ratio", "availability")
-    offline_inferred: bool | None = col("scenario_ratio", "offline_inferred")
-    other_inferred: bool | None = col("scenario_ratio", "other_inferred")
-    offline_result_id: str | None = col("scenario_ratio", "offline_result_id")
-    other_result_id: str | None = col("scenario_ratio", "other_result_id")
-    basis: str | None = col("scenario_ratio", "basis")
-    weakest_input: str | None = col("scenario_ratio", "weakest_input")
-    offline_mlperf_id: str | None = col("scenario_ratio", "offline_mlperf_id")
-    other_mlperf_id: str | None = col("scenario_ratio", "other_mlperf_id")
-    offline_details_url: str | None = col("scenario_ratio", "offline_details_url")
-    other_details_url: str | None = col("scenario_ratio", "other_details_url")
-    notice: str | None = col("scenario_ratio", "notice")
 
-
+@relation(
+    "latency_bound", f"id {KEYS} availability ttft_ms tpot_ms reference_tokens "
+    "min_tokens_per_s_per_user max_concurrent_streams reference_answer_seconds result_id "
+    f"rule_id rule_basis@round_rule {LINEAGE} answer_tokens answer_seconds {CITED}",
+    answer_tokens="The answer length asked for (answer_tokens=); NULL when not asked.",
+    answer_seconds="(ttft_ms + (answer_tokens - 1) x tpot_ms) / 1000; NULL when not asked.")
 class LatencyBoundPublic(BaseModel):
     """Bounds from the MLPerf latency limits for one result."""
 
-    id: str | None = col("latency_bound", "id")
-    round: str | None = col("latency_bound", "round")
-    division: str | None = col("latency_bound", "division")
-    organization: str | None = col("latency_bound", "organization")
-    platform: str | None = col("latency_bound", "platform")
-    system_name: str | None = col("latency_bound", "system_name")
-    model_id: str | None = col("latency_bound", "model_id")
-    model_family: str | None = col("latency_bound", "model_family")
-    scenario: str | None = col("latency_bound", "scenario")
-    result: float | None = col("latency_bound", "result")
-    units: str | None = col("latency_bound", "units")
-    total_accelerators: int | None = col("latency_bound", "total_accelerators")
-    accelerator_id: str | None = col("latency_bound", "accelerator_id")
-    availability: str | None = col("latency_bound", "availability")
-    ttft_ms: float | None = col("latency_bound", "ttft_ms")
-    tpot_ms: float | None = col("latency_bound", "tpot_ms")
-    reference_tokens: float | None = col("latency_bound", "reference_tokens")
-    min_tokens_per_s_per_user: float | None = col("latency_bound", "min_tokens_per_s_per_user")
-    max_concurrent_streams: float | None = col("latency_bound", "max_concurrent_streams")
-    reference_answer_seconds: float | None = col("latency_bound", "reference_answer_seconds")
-    result_id: str | None = col("latency_bound", "result_id")
-    rule_id: str | None = col("latency_bound", "rule_id")
-    rule_basis: str | None = col("round_rule", "rule_basis")
-    basis: str | None = col("latency_bound", "basis")
-    weakest_input: str | None = col("latency_bound", "weakest_input")
-    answer_tokens: int | None = col("latency_bound", "answer_tokens",
-                                    'The answer length asked for (answer_tokens=); NULL when not asked.')
-    answer_seconds: float | None = col("latency_bound", "answer_seconds",
-                                       '(ttft_ms + (answer_tokens - 1) x tpot_ms) / 1000; NULL when not asked.')
-    mlperf_id: str | None = col("latency_bound", "mlperf_id")
-    details_url: str | None = col("latency_bound", "details_url")
-    notice: str | None = col("latency_bound", "notice")
 
-
+@relation(
+    "result_per_accelerator", f"id {KEYS} accelerator_model_name availability "
+    "per_accelerator memory_bandwidth_tbs nameplate_power_w per_accelerator_per_tbs "
+    "per_accelerator_per_nameplate_kw result_id bandwidth_spec_id nameplate_spec_id "
+    f"{LINEAGE} {CITED}")
 class PerAcceleratorPublic(BaseModel):
     """A throughput result divided by the system's accelerators."""
 
-    id: str | None = col("result_per_accelerator", "id")
-    round: str | None = col("result_per_accelerator", "round")
-    division: str | None = col("result_per_accelerator", "division")
-    organization: str | None = col("result_per_accelerator", "organization")
-    platform: str | None = col("result_per_accelerator", "platform")
-    system_name: str | None = col("result_per_accelerator", "system_name")
-    model_id: str | None = col("result_per_accelerator", "model_id")
-    model_family: str | None = col("result_per_accelerator", "model_family")
-    scenario: str | None = col("result_per_accelerator", "scenario")
-    result: float | None = col("result_per_accelerator", "result")
-    units: str | None = col("result_per_accelerator", "units")
-    total_accelerators: int | None = col("result_per_accelerator", "total_accelerators")
-    accelerator_id: str | None = col("result_per_accelerator", "accelerator_id")
-    accelerator_model_name: str | None = col("result_per_accelerator", "accelerator_model_name")
-    availability: str | None = col("result_per_accelerator", "availability")
-    per_accelerator: float | None = col("result_per_accelerator", "per_accelerator")
-    memory_bandwidth_tbs: float | None = col("result_per_accelerator", "memory_bandwidth_tbs")
-    nameplate_power_w: float | None = col("result_per_accelerator", "nameplate_power_w")
-    per_accelerator_per_tbs: float | None = col("result_per_accelerator",
-                                                "per_accelerator_per_tbs")
-    per_accelerator_per_nameplate_kw: float | None = col("result_per_accelerator",
-                                                         "per_accelerator_per_nameplate_kw")
-    result_id: str | None = col("result_per_accelerator", "result_id")
-    bandwidth_spec_id: str | None = col("result_per_accelerator", "bandwidth_spec_id")
-    nameplate_spec_id: str | None = col("result_per_accelerator", "nameplate_spec_id")
-    basis: str | None = col("result_per_accelerator", "basis")
-    weakest_input: str | None = col("result_per_accelerator", "weakest_input")
-    mlperf_id: str | None = col("result_per_accelerator", "mlperf_id")
-    details_url: str | None = col("result_per_accelerator", "details_url")
-    notice: str | None = col("result_per_accelerator", "notice")
 
-
+@relation(
+    "energy_efficiency", f"id {KEYS} availability watts per_joule per_joule_unit "
+    f"joules_per_unit result_id power_result_id {LINEAGE} {CITED}")
 class EnergyPublic(BaseModel):
     """Work per joule of a throughput (or stream) result with a power measurement."""
 
-    id: str | None = col("energy_efficiency", "id")
-    round: str | None = col("energy_efficiency", "round")
-    division: str | None = col("energy_efficiency", "division")
-    organization: str | None = col("energy_efficiency", "organization")
-    platform: str | None = col("energy_efficiency", "platform")
-    system_name: str | None = col("energy_efficiency", "system_name")
-    model_id: str | None = col("energy_efficiency", "model_id")
-    model_family: str | None = col("energy_efficiency", "model_family")
-    scenario: str | None = col("energy_efficiency", "scenario")
-    result: float | None = col("energy_efficiency", "result")
-    units: str | None = col("energy_efficiency", "units")
-    total_accelerators: int | None = col("energy_efficiency", "total_accelerators")
-    accelerator_id: str | None = col("energy_efficiency", "accelerator_id")
-    availability: str | None = col("energy_efficiency", "availability")
-    watts: float | None = col("energy_efficiency", "watts")
-    per_joule: float | None = col("energy_efficiency", "per_joule")
-    per_joule_unit: str | None = col("energy_efficiency", "per_joule_unit")
-    joules_per_unit: float | None = col("energy_efficiency", "joules_per_unit")
-    result_id: str | None = col("energy_efficiency", "result_id")
-    power_result_id: str | None = col("energy_efficiency", "power_result_id")
-    basis: str | None = col("energy_efficiency", "basis")
-    weakest_input: str | None = col("energy_efficiency", "weakest_input")
-    mlperf_id: str | None = col("energy_efficiency", "mlperf_id")
-    details_url: str | None = col("energy_efficiency", "details_url")
-    notice: str | None = col("energy_efficiency", "notice")
 
-
+@relation(
+    "accelerator_trend", "id accelerator_id model_family scenario units round per_accelerator "
+    "results model_id system_name organization division availability framework platform "
+    "result total_accelerators previous_round previous_per_accelerator change_vs_previous "
+    "per_accelerator_per_tbs per_accelerator_per_nameplate_kw spellings "
+    f"accelerator_model_name result_id {LINEAGE} {CITED}")
 class TrendPublic(BaseModel):
     """One round of an accelerator's trend: its best per-accelerator result and the change."""
 
-    id: str | None = col("accelerator_trend", "id")
-    accelerator_id: str | None = col("accelerator_trend", "accelerator_id")
-    model_family: str | None = col("accelerator_trend", "model_family")
-    scenario: str | None = col("accelerator_trend", "scenario")
-    units: str | None = col("accelerator_trend", "units")
-    round: str | None = col("accelerator_trend", "round")
-    per_accelerator: float | None = col("accelerator_trend", "per_accelerator")
-    results: int | None = col("accelerator_trend", "results")
-    model_id: str | None = col("accelerator_trend", "model_id")
-    system_name: str | None = col("accelerator_trend", "system_name")
-    organization: str | None = col("accelerator_trend", "organization")
-    division: str | None = col("accelerator_trend", "division")
-    availability: str | None = col("accelerator_trend", "availability")
-    framework: str | None = col("accelerator_trend", "framework")
-    platform: str | None = col("accelerator_trend", "platform")
-    result: float | None = col("accelerator_trend", "result")
-    total_accelerators: int | None = col("accelerator_trend", "total_accelerators")
-    previous_round: str | None = col("accelerator_trend", "previous_round")
-    previous_per_accelerator: float | None = col("accelerator_trend", "previous_per_accelerator")
-    change_vs_previous: float | None = col("accelerator_trend", "change_vs_previous")
-    per_accelerator_per_tbs: float | None = col("accelerator_trend", "per_accelerator_per_tbs")
-    per_accelerator_per_nameplate_kw: float | None = col("accelerator_trend",
-                                                         "per_accelerator_per_nameplate_kw")
-    spellings: int | None = col("accelerator_trend", "spellings")
-    accelerator_model_name: str | None = col("accelerator_trend", "accelerator_model_name")
-    result_id: str | None = col("accelerator_trend", "result_id")
-    basis: str | None = col("accelerator_trend", "basis")
-    weakest_input: str | None = col("accelerator_trend", "weakest_input")
-    mlperf_id: str | None = col("accelerator_trend", "mlperf_id")
-    details_url: str | None = col("accelerator_trend", "details_url")
-    notice: str | None = col("accelerator_trend", "notice")
 
-
+@relation(
+    "cost_input", f"id@ result_id@ {KEYS} availability premium_vs_offline price_basis@ "
+    "region offer os reservation_term sku price_id@ price_valid_from "
+    f"rate_per_accelerator_hour@ price_status cost_per_million_tokens@ basis@ {CITED}",
+    premium_vs_offline="This cost / the same system's Offline cost (= Offline / this "
+                       "throughput).",
+    region="Azure region of the list price (NULL for assumed rates).",
+    offer=f"Offer of the list price: {OFFERS_SAID} (NULL for assumed rates).",
+    os="Operating system of the list price (NULL for assumed rates).",
+    reservation_term="Term of a reservation price (1 Year, 3 Years); a reservation's hourly "
+                     "price means nothing without it.",
+    sku="Azure VM size of the cheapest price per accelerator-hour used.",
+    price_valid_from="Since when that price version holds (with price_id: which version).",
+    price_status="priced, no price (no list price for the accelerator: cost NULL) or "
+                 "assumed.")
 class CostPublic(BaseModel):
     """Cost per million tokens of one Tokens/s result on one price basis."""
 
-    id: str | None = col(None, "id")
-    result_id: str | None = col(None, "result_id")
-    round: str | None = col("cost_input", "round")
-    division: str | None = col("cost_input", "division")
-    organization: str | None = col("cost_input", "organization")
-    platform: str | None = col("cost_input", "platform")
-    system_name: str | None = col("cost_input", "system_name")
-    model_id: str | None = col("cost_input", "model_id")
-    model_family: str | None = col("cost_input", "model_family")
-    scenario: str | None = col("cost_input", "scenario")
-    result: float | None = col("cost_input", "result")
-    units: str | None = col("cost_input", "units")
-    total_accelerators: int | None = col("cost_input", "total_accelerators")
-    accelerator_id: str | None = col("cost_input", "accelerator_id")
-    availability: str | None = col("cost_input", "availability")
-    premium_vs_offline: float | None = col(None, "premium_vs_offline", "This cost / the same "
-                                           "system's Offline cost (= Offline / this throughput).")
-    price_basis: str | None = col(None, "price_basis")
-    region: str | None = col(None, "region",
-                             'Azure region of the list price (NULL for assumed rates).')
-    offer: str | None = col(None, "offer", f"Offer of the list price: {OFFERS_SAID} (NULL for "
-                            "assumed rates).")
-    os: str | None = col(None, "os", "Operating system of the list price (NULL for assumed rates).")
-    reservation_term: str | None = col(None, "reservation_term", "Term of a reservation price "
-                                       "(1 Year, 3 Years); a reservation's hourly price means "
-                                       "nothing without it.")
-    sku: str | None = col(None, "sku",
-                          'Azure VM size of the cheapest price per accelerator-hour used.')
-    price_id: str | None = col(None, "price_id")
-    price_valid_from: datetime | None = col(None, "price_valid_from", "Since when that price "
-                                            "version holds (with price_id: which version).")
-    rate_per_accelerator_hour: float | None = col(None, "rate_per_accelerator_hour")
-    price_status: str | None = col(None, "price_status",
-                                   'priced, no price (no list price for the accelerator: cost NULL) or assumed.')
-    cost_per_million_tokens: float | None = col(None, "cost_per_million_tokens")
-    basis: str | None = col(None, "basis")
-    mlperf_id: str | None = col("cost_input", "mlperf_id")
-    details_url: str | None = col("cost_input", "details_url")
-    notice: str | None = col("cost_input", "notice")
 
-
+@relation(
+    "claim_check", "id claim_id round vendor product model accelerator_id metric claim_value "
+    "unit evidence claimed_on checked_on vendor_or_accelerator_in_round closest_result_id "
+    "closest_result closest_scenario comparable_results recomputed_value "
+    f"claim_over_recomputed verdict {LINEAGE} notice")
 class ClaimCheckPublic(BaseModel):
     """A claim next to what the measured data says, per MLPerf round."""
 
-    id: str | None = col("claim_check", "id")
-    claim_id: str | None = col("claim_check", "claim_id")
-    round: str | None = col("claim_check", "round")
-    vendor: str | None = col("claim_check", "vendor")
-    product: str | None = col("claim_check", "product")
-    model: str | None = col("claim_check", "model")
-    accelerator_id: str | None = col("claim_check", "accelerator_id")
-    metric: str | None = col("claim_check", "metric")
-    claim_value: float | None = col("claim_check", "claim_value")
-    unit: str | None = col("claim_check", "unit")
-    evidence: str | None = col("claim_check", "evidence")
-    claimed_on: date | None = col("claim_check", "claimed_on")
-    checked_on: date | None = col("claim_check", "checked_on")
-    vendor_or_accelerator_in_round: bool | None = col("claim_check", "vendor_or_accelerator_in_round")
-    closest_result_id: str | None = col("claim_check", "closest_result_id")
-    closest_result: float | None = col("claim_check", "closest_result")
-    closest_scenario: str | None = col("claim_check", "closest_scenario")
-    comparable_results: int | None = col("claim_check", "comparable_results")
-    recomputed_value: float | None = col("claim_check", "recomputed_value")
-    claim_over_recomputed: float | None = col("claim_check", "claim_over_recomputed")
-    verdict: str | None = col("claim_check", "verdict")
-    basis: str | None = col("claim_check", "basis")
-    weakest_input: str | None = col("claim_check", "weakest_input")
-    notice: str | None = col("claim_check", "notice")
 
-
+@relation(
+    None, "hardware model tokens_per_s_per_user fits basis bandwidth memory",
+    hardware="Hardware id.", model="Illustrative model shape id.",
+    tokens_per_s_per_user="Decode bound per user at batch 1 (tokens/s).",
+    fits="Whether weights and KV cache fit in the hardware's memory.",
+    bandwidth="Memory bandwidth used (B/s).", memory="Memory capacity used (B).")
 class GridRowPublic(BaseModel):
     """The decode bound for one hardware × illustrative model pair."""
 
-    hardware: str | None = col(None, "hardware",
-                               'Hardware id.')
-    model: str | None = col(None, "model",
-                            'Illustrative model shape id.')
-    tokens_per_s_per_user: float | None = col(None, "tokens_per_s_per_user",
-                                              'Decode bound per user at batch 1 (tokens/s).')
-    fits: bool | None = col(None, "fits",
-                            "Whether weights and KV cache fit in the hardware's memory.")
-    basis: str | None = col(None, "basis")
-    bandwidth: float | None = col(None, "bandwidth",
-                                  'Memory bandwidth used (B/s).')
-    memory: float | None = col(None, "memory",
-                               'Memory capacity used (B).')
 
-
+@relation(
+    "observation", "accelerator_id model_id hardware_mapping model_mapping prefill_gpus "
+    "decode_gpus gpus gpu_count_basis input_tput_per_gpu output_tput_per_gpu physical_ratio "
+    "invariant_failures reconciled current")
 class ObservationPublic(InferencexObservationBase, SourceLink):
     """One InferenceX observation (third_party_measured) with the ids its keys map to."""
-
-    accelerator_id: str | None = col("observation", "accelerator_id")
-    model_id: str | None = col("observation", "model_id")
-    hardware_mapping: str | None = col("observation", "hardware_mapping")
-    model_mapping: str | None = col("observation", "model_mapping")
-    prefill_gpus: int | None = col("observation", "prefill_gpus")
-    decode_gpus: int | None = col("observation", "decode_gpus")
-    gpus: int | None = col("observation", "gpus")
-    gpu_count_basis: str | None = col("observation", "gpu_count_basis")
-    input_tput_per_gpu: float | None = col("observation", "input_tput_per_gpu")
-    output_tput_per_gpu: float | None = col("observation", "output_tput_per_gpu")
-    physical_ratio: float | None = col("observation", "physical_ratio")
-    invariant_failures: str | None = col("observation", "invariant_failures")
-    reconciled: bool | None = col("observation", "reconciled")
-    current: bool | None = col("observation", "current")
 
 
 def _fc(description: str) -> Any:
@@ -509,40 +360,14 @@ class FrontierPointPublic(BaseModel):
                                "and how.")
 
 
+@relation(
+    "claim_observation_check", "id claim_id vendor product model accelerator_id metric "
+    "claim_value unit evidence claimed_on observation_id observation_interactivity "
+    "observation_output_tput_per_gpu hardware framework precision isl osl conc observed_on "
+    "run_url comparable_observations fastest_observation_id fastest_interactivity reached "
+    "compared_on verdict basis notice")
 class ClaimObservationPublic(BaseModel):
     """A per-user speed claim next to the nearest comparable InferenceX observation."""
-
-    id: str | None = col("claim_observation_check", "id")
-    claim_id: str | None = col("claim_observation_check", "claim_id")
-    vendor: str | None = col("claim_observation_check", "vendor")
-    product: str | None = col("claim_observation_check", "product")
-    model: str | None = col("claim_observation_check", "model")
-    accelerator_id: str | None = col("claim_observation_check", "accelerator_id")
-    metric: str | None = col("claim_observation_check", "metric")
-    claim_value: float | None = col("claim_observation_check", "claim_value")
-    unit: str | None = col("claim_observation_check", "unit")
-    evidence: str | None = col("claim_observation_check", "evidence")
-    claimed_on: date | None = col("claim_observation_check", "claimed_on")
-    observation_id: str | None = col("claim_observation_check", "observation_id")
-    observation_interactivity: float | None = col("claim_observation_check", "observation_interactivity")
-    observation_output_tput_per_gpu: float | None = col("claim_observation_check",
-                                                        "observation_output_tput_per_gpu")
-    hardware: str | None = col("claim_observation_check", "hardware")
-    framework: str | None = col("claim_observation_check", "framework")
-    precision: str | None = col("claim_observation_check", "precision")
-    isl: int | None = col("claim_observation_check", "isl")
-    osl: int | None = col("claim_observation_check", "osl")
-    conc: int | None = col("claim_observation_check", "conc")
-    observed_on: date | None = col("claim_observation_check", "observed_on")
-    run_url: str | None = col("claim_observation_check", "run_url")
-    comparable_observations: int | None = col("claim_observation_check", "comparable_observations")
-    fastest_observation_id: str | None = col("claim_observation_check", "fastest_observation_id")
-    fastest_interactivity: float | None = col("claim_observation_check", "fastest_interactivity")
-    reached: bool | None = col("claim_observation_check", "reached")
-    compared_on: str | None = col("claim_observation_check", "compared_on")
-    verdict: str | None = col("claim_observation_check", "verdict")
-    basis: str | None = col("claim_observation_check", "basis")
-    notice: str | None = col("claim_observation_check", "notice")
 
 
 # ----------------------------------------------------------------- envelopes and items
