@@ -4,11 +4,10 @@ are written here, never in a route."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from warehouse.exceptions import QueryError
 from warehouse.figures import derived
@@ -41,31 +40,43 @@ from warehouse.model.vocabulary import (
 from warehouse.queries.listing import Accelerators, AnyOf, Known, ListQuery, contains_pattern
 
 
-@dataclass
-class ResultFilter:
-    """Filters every route over MLPerf results shares; values already checked against the
-    vocabulary by the caller, model spellings normalised here."""
+class ResultFilter(BaseModel):
+    """Filters every route over MLPerf results shares, declared once: the API's query
+    parameters are these fields (``api.params.ResultParams``, which checks them against the
+    vocabulary and applies the defaults) and the builders below read them; model spellings are
+    normalised here."""
 
-    round: list[str] = field(default_factory=list)
-    division: list[str] = field(default_factory=list)
-    organization: list[str] = field(default_factory=list)
-    model: list[str] = field(default_factory=list)
-    accelerator: list[str] = field(default_factory=list)
-    availability: list[str] = field(default_factory=list)
-    scenario: list[str] = field(default_factory=list)
-    system: str | None = None  # a substring of the system name, any case
+    round: list[str] | None = Field(None, description="MLPerf round, e.g. v6.1 (6.1 and V6.1 "
+                                    "are the same).")
+    division: list[str] | None = Field(None, description="closed (default) or open; all for "
+                                       "both.")
+    availability: list[str] | None = Field(None, description="available (default), preview or "
+                                           "rdi; all for every system.")
+    organization: list[str] | None = Field(None, description="Submitter, e.g. NVIDIA (any "
+                                           "case).")
+    model: list[str] | None = Field(None, description="Model id or family, e.g. deepseek-r1, "
+                                    "llama2-70b (both accuracy targets) or llama2-70b-99 "
+                                    "(llama3_1-8b and llama3.1-8b are the same).")
+    accelerator: list[str] | None = Field(None, description=(
+        "Accelerator: an id (amd-mi355x, see /v1/accelerators), a published spelling or a short "
+        "name (H200, MI355X, B200); an ambiguous short name (H100) is a 422 listing the ids."))
+    scenario: list[str] | None = Field(None, description="Offline, Server, Interactive, "
+                                       "SingleStream or MultiStream (any case).")
+    system: str | None = Field(None, description="Substring of the system name "
+                               "(case-insensitive).")
 
     def _rounds(self) -> list[str]:
         return [r.strip().lower() if r.strip()[:1].lower() == "v" else "v" + r.strip()
-                for r in self.round]  # 6.1 and V6.1 are v6.1
+                for r in self.round or []]  # 6.1 and V6.1 are v6.1
 
     def any_of(self) -> list[AnyOf]:
         """The filters as conditions. ``model`` matches a model id or a family (a family
         matches all its ids), spellings normalised."""
         out: list[AnyOf] = []
         rounds = self._rounds()
-        for column, values in (("round", rounds), ("division", self.division),
-                               ("availability", self.availability), ("scenario", self.scenario)):
+        for column, values in (("round", rounds), ("division", self.division or []),
+                               ("availability", self.availability or []),
+                               ("scenario", self.scenario or [])):
             if values:
                 out.append(AnyOf(((column, False, values),)))
         if self.organization:  # as people type them: nvidia finds NVIDIA
@@ -120,7 +131,7 @@ class ResultFilter:
 
     def note(self) -> str | None:
         """What to say when every value is known but nothing matches."""
-        if not any(getattr(self, f.name) for f in dataclasses.fields(self)):
+        if not any(getattr(self, name) for name in ResultFilter.model_fields):
             return None
         if self.defaulted:
             return ("no closed-division, available system matches (division and availability "
@@ -139,7 +150,7 @@ def results_query(f: ResultFilter, *, units: list[str], min_result: float | None
                   max_result: float | None) -> ListQuery:
     """MLPerf result rows; ``accelerator`` matches an id or the name as published."""
     accs = f.accelerator
-    q = dataclasses.replace(f, accelerator=[]).query("mlperf_result", MlperfResultPublic)
+    q = f.model_copy(update={"accelerator": []}).query("mlperf_result", MlperfResultPublic)
     q.equals["units"] = units
     if accs:  # also the name as published, for spellings no id maps
         q.any_of.append(AnyOf((("accelerator_id", False, Accelerators(tuple(accs))),
@@ -191,7 +202,7 @@ def trends_query(f: ResultFilter) -> ListQuery:
     each round among the results ``f`` selects (its division and availability included), with
     the change against the previous round; oldest round first unless sorted."""
     where, params = f.where("result_per_accelerator")
-    wider = dataclasses.replace(f, division=[], availability=[]).query(
+    wider = f.model_copy(update={"division": [], "availability": []}).query(
         "result_per_accelerator", PerAcceleratorPublic)
     wider.where.append(("t.accelerator_id IS NOT NULL", []))  # as the trend itself reads
     return ListQuery(relation="accelerator_trend", public=TrendPublic,
