@@ -3,7 +3,6 @@ and ``/v1/frontier``."""
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -13,7 +12,6 @@ from pydantic import Field
 from api.params import AS_OF, CHOICES, PageParams, check_choice, listed
 from api.routes.common import parse_as_of, render_list
 from warehouse import queries
-from warehouse.exceptions import QueryError
 from warehouse.model.public import (
     ClaimObservationPublic,
     FrontierPointPublic,
@@ -21,40 +19,12 @@ from warehouse.model.public import (
     ObservationPublic,
 )
 from warehouse.model.vocabulary import ASSUMED_RATES, DIVISIONS, POWER_STATUSES
+from warehouse.queries.builders import ACCELERATOR, MAX_TOKENS, MODEL, ObservationFilter, day
 
 router = APIRouter(prefix="/v1", tags=["observations"])
 
-# Sequence lengths fit the warehouse's INTEGER columns with room to spare.
-MAX_TOKENS = 10_000_000
-Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
 
-MODEL = ("Model: the warehouse model id or family (deepseek-r1, gpt-oss-120b), the InferenceX "
-         "raw key (dsr1) or its display name (DeepSeek-R1-0528).")
-ACCELERATOR = ("Accelerator: an id (nvidia-b200-sxm-180gb), a short name (B200, MI355X) or the "
-               "InferenceX hardware key (b200, gb200).")
-
-
-def _day(name: str, value: str | None) -> date | None:
-    if value is None:
-        return None
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise QueryError(f"{name}: {value!r} is not a date (YYYY-MM-DD)", param=name) from None
-
-
-class ObservationParams(PageParams):
-    model: list[str] | None = Field(None, description=MODEL)
-    accelerator: list[str] | None = Field(None, description=ACCELERATOR)
-    framework: list[str] | None = Field(None, description="Serving framework key, e.g. sglang, "
-                                        "trt, vllm, dynamo-trt.")
-    precision: list[str] | None = Field(None, description="fp4, fp8, bf16 or int4.")
-    isl: list[Tokens] | None = Field(None, description="Input tokens, e.g. 1024 or 8192.")
-    osl: list[Tokens] | None = Field(None, description="Output tokens, e.g. 1024 or 8192.")
-    power_status: list[str] | None = Field(None, description="valid, unsupported_schema, "
-                                           "invalid, legacy_unverified or none.")
-    date_from: str | None = Field(None, description="Observed on or after (YYYY-MM-DD).")
-    date_to: str | None = Field(None, description="Observed on or before (YYYY-MM-DD).")
+class ObservationParams(ObservationFilter, PageParams):
     as_of: str | None = Field(None, description=AS_OF)
 
 
@@ -68,12 +38,9 @@ def observations(request: Request, q: Annotated[ObservationParams, Query()]) -> 
     the current one, or with ``as_of`` the one valid then (a revised upstream row keeps its
     earlier versions). Each row cites its run (``run_url``) and carries InferenceX's attribution. Newest
     first unless sorted."""
-    f = queries.ObservationFilter(
-        model=listed(q.model), accelerator=listed(q.accelerator),
-        framework=listed(q.framework), precision=listed(q.precision),
-        isl=q.isl or [], osl=q.osl or [],
-        power_status=check_choice("power_status", listed(q.power_status), POWER_STATUSES),
-        date_from=_day("date_from", q.date_from), date_to=_day("date_to", q.date_to))
+    f = q.model_copy(update={"power_status": check_choice("power_status", listed(q.power_status),
+                                                          POWER_STATUSES)})
+    f.dates()  # a bad date is said before a bad as_of, as it always was
     at = parse_as_of(q.as_of)
     return render_list(request, queries.observations_query(f, at), q, at)
 
@@ -129,7 +96,7 @@ def frontier(request: Request, q: Annotated[FrontierParams, Query()]) -> Respons
     query = queries.frontier_query(
         model=q.model, isl=q.isl, osl=q.osl, accelerator=listed(q.accelerator),
         framework=listed(q.framework), precision=listed(q.precision),
-        spec_method=listed(q.spec_method), disagg=q.disagg, until=_day("date", q.date),
+        spec_method=listed(q.spec_method), disagg=q.disagg, until=day("date", q.date),
         interactivity=q.interactivity, rate=q.rate,
         region=q.region, offer=check_choice("offer", [q.offer], CHOICES["offer"])[0],
         os=check_choice("os", [q.os], CHOICES["os"])[0],

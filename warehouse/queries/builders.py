@@ -4,8 +4,8 @@ are written here, never in a route."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 
@@ -358,29 +358,55 @@ def sources_query(*, source: list[str]) -> ListQuery:
                      equals={"source": source})
 
 
-@dataclass
-class ObservationFilter:
-    """Filters of InferenceX observations. ``model`` matches the warehouse model id (family),
-    the raw key or the display name; ``accelerator`` an accelerator id, a short name or the
-    InferenceX hardware key."""
+# Sequence lengths fit the warehouse's INTEGER columns with room to spare.
+MAX_TOKENS = 10_000_000
+Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+MODEL = ("Model: the warehouse model id or family (deepseek-r1, gpt-oss-120b), the InferenceX "
+         "raw key (dsr1) or its display name (DeepSeek-R1-0528).")
+ACCELERATOR = ("Accelerator: an id (nvidia-b200-sxm-180gb), a short name (B200, MI355X) or the "
+               "InferenceX hardware key (b200, gb200).")
 
-    model: list[str] = field(default_factory=list)
-    accelerator: list[str] = field(default_factory=list)
-    framework: list[str] = field(default_factory=list)
-    precision: list[str] = field(default_factory=list)
-    isl: list[int] = field(default_factory=list)
-    osl: list[int] = field(default_factory=list)
-    power_status: list[str] = field(default_factory=list)
-    date_from: date | None = None
-    date_to: date | None = None
+
+def day(name: str, value: str | None) -> date | None:
+    """A YYYY-MM-DD parameter as a date; a 422 naming ``name`` when it is not one."""
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise QueryError(f"{name}: {value!r} is not a date (YYYY-MM-DD)", param=name) from None
+
+
+class ObservationFilter(BaseModel):
+    """Filters of InferenceX observations, declared once: the API's query parameters
+    (``ObservationParams``) and ``observations_query`` read these fields. ``model`` matches the
+    warehouse model id (family), the raw key or the display name; ``accelerator`` an
+    accelerator id, a short name or the InferenceX hardware key."""
+
+    model: list[str] | None = Field(None, description=MODEL)
+    accelerator: list[str] | None = Field(None, description=ACCELERATOR)
+    framework: list[str] | None = Field(None, description="Serving framework key, e.g. sglang, "
+                                        "trt, vllm, dynamo-trt.")
+    precision: list[str] | None = Field(None, description="fp4, fp8, bf16 or int4.")
+    isl: list[Tokens] | None = Field(None, description="Input tokens, e.g. 1024 or 8192.")
+    osl: list[Tokens] | None = Field(None, description="Output tokens, e.g. 1024 or 8192.")
+    power_status: list[str] | None = Field(None, description="valid, unsupported_schema, "
+                                           "invalid, legacy_unverified or none.")
+    date_from: str | None = Field(None, description="Observed on or after (YYYY-MM-DD).")
+    date_to: str | None = Field(None, description="Observed on or before (YYYY-MM-DD).")
+
+    def dates(self) -> tuple[date | None, date | None]:
+        """The date window, checked."""
+        return day("date_from", self.date_from), day("date_to", self.date_to)
 
 
 def observations_query(f: ObservationFilter, as_of: datetime | None = None) -> ListQuery:
     """InferenceX observations with their mapped ids, each row's version valid at ``as_of``
     (now by default: the current versions), newest first unless sorted."""
     q = ListQuery(relation="observation", public=ObservationPublic, where=[_valid_at(as_of)],
-                  equals={"isl": f.isl, "osl": f.osl, "power_status": f.power_status,
-                          "framework": f.framework, "precision": f.precision},
+                  equals={"isl": f.isl or [], "osl": f.osl or [],
+                          "power_status": f.power_status or [], "framework": f.framework or [],
+                          "precision": f.precision or []},
                   casefold=("framework", "precision"),
                   sort=["-observed_on", "model", "hardware", "framework", "conc"],
                   sources=("inferencex",))
@@ -397,10 +423,11 @@ def observations_query(f: ObservationFilter, as_of: datetime | None = None) -> L
         q.known.append(Known("accelerator", tuple(a.strip() for a in f.accelerator),
                              "SELECT accelerator_id FROM observation UNION SELECT hardware_base "
                              "FROM observation ORDER BY 1"))
-    if f.date_from is not None:
-        q.where.append(("t.observed_on >= ?", [f.date_from]))
-    if f.date_to is not None:
-        q.where.append(("t.observed_on <= ?", [f.date_to]))
+    date_from, date_to = f.dates()
+    if date_from is not None:
+        q.where.append(("t.observed_on >= ?", [date_from]))
+    if date_to is not None:
+        q.where.append(("t.observed_on <= ?", [date_to]))
     return q
 
 
