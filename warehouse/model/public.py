@@ -1,12 +1,13 @@
 """The Public models: exactly the columns the API returns, derived from the schema.
 
 Tables follow the FastAPI full-stack template's family (``XBase`` → table ``X`` → ``XPublic``);
-rows of derived views and queries are declared here column by column. A list route selects
-only its model's fields, so a column added to a table or view reaches the API only once it is
-added here (reviewed). Rows that carry a ``source_snapshot_id`` also carry the fetched file's
-name, URL, fetch time and sha256 (``SourceLink``) — never under a name a table already uses, so
-a claim shows its citation (``source_url``) and its file's snapshot URL
-(``source_snapshot_url``) side by side.
+rows of derived views and queries are declared here as column lists (``relation``) over
+the column groups of ``derived``, typed by one map, documented by the views' comments. A list
+route selects only its model's fields, so a column added to a table or view reaches the API
+only once it is listed here or in a group (reviewed). Rows that carry a ``source_snapshot_id``
+also carry the fetched file's name, URL, fetch time and sha256 (``SourceLink``) — never under
+a name a table already uses, so a claim shows its citation (``source_url``) and its file's
+snapshot URL (``source_snapshot_url``) side by side.
 """
 
 from __future__ import annotations
