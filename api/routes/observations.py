@@ -18,8 +18,8 @@ from warehouse.model.public import (
     ListPage,
     ObservationPublic,
 )
-from warehouse.model.vocabulary import ASSUMED_RATES, DIVISIONS, POWER_STATUSES
-from warehouse.queries.builders import ACCELERATOR, MAX_TOKENS, MODEL, ObservationFilter, day
+from warehouse.model.vocabulary import DIVISIONS, POWER_STATUSES
+from warehouse.queries.builders import FrontierFilter, ObservationFilter, day
 
 router = APIRouter(prefix="/v1", tags=["observations"])
 
@@ -45,36 +45,7 @@ def observations(request: Request, q: Annotated[ObservationParams, Query()]) -> 
     return render_list(request, queries.observations_query(f, at), q, at)
 
 
-class FrontierParams(PageParams):
-    model: str = Field(description=MODEL)
-    isl: int = Field(ge=1, le=MAX_TOKENS, description="Input tokens (InferenceX runs 1024 and "
-                     "8192).")
-    osl: int = Field(ge=1, le=MAX_TOKENS, description="Output tokens (InferenceX runs 1024 and "
-                     "8192).")
-    accelerator: list[str] | None = Field(None, description=ACCELERATOR + " Default: every "
-                                          "accelerator measured (one line each).")
-    framework: list[str] | None = Field(None, description="Only these frameworks (default: the "
-                                        "best of any framework on each accelerator).")
-    precision: list[str] | None = Field(None, description="Only these precisions.")
-    spec_method: list[str] | None = Field(None, description="Only these speculative-decoding "
-                                          "methods: none or mtp (default: both, each its own "
-                                          "configuration on the curve).")
-    disagg: bool | None = Field(None, description="true: only disaggregated configurations; "
-                                "false: only aggregated ones (default: both).")
-    interactivity: float | None = Field(None, gt=0, le=1e6, description="Tokens/s per user to "
-                                        "answer at: interpolated between the neighbouring "
-                                        "frontier points, 'out of range' outside them.")
-    date: str | None = Field(None, description="The curves as they stood on this date: each "
-                             "configuration's latest run on or before it (YYYY-MM-DD).")
-    rate: float = Field(ASSUMED_RATES[1], gt=0, le=1e4, description="Assumed USD per GPU-hour "
-                        "for cost per million tokens.")
-    region: str = Field("eastus2", description="Azure region of the list-price cost.")
-    offer: str = Field("on_demand", description="Azure offer of the list-price cost.")
-    os: str = Field("linux", description="Azure OS of the list-price cost.")
-    include_dominated: bool = Field(False, description="Also return the dominated points "
-                                    "(kind=dominated).")
-    mlperf_division: list[str] | None = Field(None, description="MLPerf divisions overlaid: "
-                                              "closed (default), open, or all.")
+class FrontierParams(FrontierFilter, PageParams):
     as_of: str | None = Field(None, description=AS_OF)
 
 
@@ -93,14 +64,11 @@ def frontier(request: Request, q: Annotated[FrontierParams, Query()]) -> Respons
     divisions = listed(q.mlperf_division) or ["closed"]
     divisions = [] if "all" in [d.lower() for d in divisions] else \
         check_choice("mlperf_division", divisions, DIVISIONS)
-    query = queries.frontier_query(
-        model=q.model, isl=q.isl, osl=q.osl, accelerator=listed(q.accelerator),
-        framework=listed(q.framework), precision=listed(q.precision),
-        spec_method=listed(q.spec_method), disagg=q.disagg, until=day("date", q.date),
-        interactivity=q.interactivity, rate=q.rate,
-        region=q.region, offer=check_choice("offer", [q.offer], CHOICES["offer"])[0],
-        os=check_choice("os", [q.os], CHOICES["os"])[0],
-        include_dominated=q.include_dominated, mlperf_division=divisions)
+    day("date", q.date)  # a bad date is said before a bad offer or os, as it always was
+    f = q.model_copy(update={"mlperf_division": divisions,
+                             "offer": check_choice("offer", [q.offer], CHOICES["offer"])[0],
+                             "os": check_choice("os", [q.os], CHOICES["os"])[0]})
+    query = queries.frontier_query(f)
     return render_list(request, query, q, parse_as_of(q.as_of))
 
 

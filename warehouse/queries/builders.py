@@ -32,6 +32,7 @@ from warehouse.model.public import (
     TrendPublic,
 )
 from warehouse.model.vocabulary import (
+    ASSUMED_RATES,
     Evidence,
     basis,
     model_family,
@@ -431,23 +432,57 @@ def observations_query(f: ObservationFilter, as_of: datetime | None = None) -> L
     return q
 
 
-def frontier_query(*, model: str, isl: int, osl: int, accelerator: list[str],
-                   framework: list[str], precision: list[str], spec_method: list[str],
-                   disagg: bool | None, until: date | None,
-                   interactivity: float | None, rate: float, region: str, offer: str, os: str,
-                   include_dominated: bool, mlperf_division: list[str]) -> ListQuery:
-    """The frontier of ``model`` at ``isl``/``osl`` per accelerator, MLPerf results on the same
-    axes, and the answer at ``interactivity`` (see ``warehouse.figures.frontier``)."""
+class FrontierFilter(BaseModel):
+    """What a frontier request asks, declared once: the API's query parameters
+    (``FrontierParams``, which checks offer, OS and divisions) and ``frontier_query`` read
+    these fields."""
+
+    model: str = Field(description=MODEL)
+    isl: int = Field(ge=1, le=MAX_TOKENS, description="Input tokens (InferenceX runs 1024 and "
+                     "8192).")
+    osl: int = Field(ge=1, le=MAX_TOKENS, description="Output tokens (InferenceX runs 1024 and "
+                     "8192).")
+    accelerator: list[str] | None = Field(None, description=ACCELERATOR + " Default: every "
+                                          "accelerator measured (one line each).")
+    framework: list[str] | None = Field(None, description="Only these frameworks (default: the "
+                                        "best of any framework on each accelerator).")
+    precision: list[str] | None = Field(None, description="Only these precisions.")
+    spec_method: list[str] | None = Field(None, description="Only these speculative-decoding "
+                                          "methods: none or mtp (default: both, each its own "
+                                          "configuration on the curve).")
+    disagg: bool | None = Field(None, description="true: only disaggregated configurations; "
+                                "false: only aggregated ones (default: both).")
+    interactivity: float | None = Field(None, gt=0, le=1e6, description="Tokens/s per user to "
+                                        "answer at: interpolated between the neighbouring "
+                                        "frontier points, 'out of range' outside them.")
+    date: str | None = Field(None, description="The curves as they stood on this date: each "
+                             "configuration's latest run on or before it (YYYY-MM-DD).")
+    rate: float = Field(ASSUMED_RATES[1], gt=0, le=1e4, description="Assumed USD per GPU-hour "
+                        "for cost per million tokens.")
+    region: str = Field("eastus2", description="Azure region of the list-price cost.")
+    offer: str = Field("on_demand", description="Azure offer of the list-price cost.")
+    os: str = Field("linux", description="Azure OS of the list-price cost.")
+    include_dominated: bool = Field(False, description="Also return the dominated points "
+                                    "(kind=dominated).")
+    mlperf_division: list[str] | None = Field(None, description="MLPerf divisions overlaid: "
+                                              "closed (default), open, or all.")
+
+
+def frontier_query(f: FrontierFilter) -> ListQuery:
+    """The frontier of ``f.model`` at ``isl``/``osl`` per accelerator, MLPerf results on the
+    same axes, and the answer at ``interactivity`` (see ``warehouse.figures.frontier``)."""
     params: list[object] = [
-        model.strip(), isl, osl,
-        Accelerators(tuple(accelerator)) if accelerator else [],
-        [v.strip().lower() for v in framework], [v.strip().lower() for v in precision],
-        [v.strip().lower() for v in spec_method], disagg,
-        until, interactivity, rate, region, offer, os, include_dominated, mlperf_division]
+        f.model.strip(), f.isl, f.osl,
+        Accelerators(tuple(f.accelerator)) if f.accelerator else [],
+        [v.strip().lower() for v in f.framework or []],
+        [v.strip().lower() for v in f.precision or []],
+        [v.strip().lower() for v in f.spec_method or []], f.disagg, day("date", f.date),
+        f.interactivity, f.rate, f.region, f.offer, f.os, f.include_dominated,
+        f.mlperf_division or []]
     q = ListQuery(relation="frontier", public=FrontierPointPublic,
                   subquery=(frontier_sql(), params),
                   sort=["series", "kind", "interactivity"], sources=("inferencex",))
-    q.known.append(Known("model", (model.strip(),), "SELECT model_id FROM observation UNION "
+    q.known.append(Known("model", (f.model.strip(),), "SELECT model_id FROM observation UNION "
                          "SELECT model FROM observation UNION SELECT model_display FROM "
                          "observation ORDER BY 1"))
     return q
