@@ -99,8 +99,7 @@ def frontier_sql() -> str:
     """The frontier query: rows of kind frontier (and dominated when asked), mlperf and
     at_interactivity (one per series when an interactivity is asked), united by name."""
     ask = ", ".join(f"?::{t} AS {n}" for n, t in FRONTIER_PARAMS)
-    return (f"\nWITH ask AS (SELECT {ask}),\n" + _curve_ctes() + _mlperf_ctes()
-            + _frontier_rows() + _mlperf_rows() + _answer_rows())
+    return f"\nWITH ask AS (SELECT {ask}),\n" + _curve_ctes() + _mlperf_ctes() + _rows()
 
 
 def _curve_ctes() -> str:
@@ -198,8 +197,9 @@ ml AS (
 """
 
 
-def _frontier_rows() -> str:
-    """Rows of kind frontier (and dominated when asked)."""
+def _rows() -> str:
+    """Rows of kind frontier (and dominated when asked), mlperf (each cited) and
+    at_interactivity (one per series when an interactivity is asked), united by name."""
     return f"""SELECT CASE WHEN f.on_frontier THEN 'frontier' ELSE 'dominated' END AS kind,
        f.id AS id, f.series, f.accelerator_id, f.hardware, f.framework, f.precision,
        f.spec_method, f.disagg, f.model, f.model_id, f.configuration, f.isl, f.osl, f.conc,
@@ -212,12 +212,7 @@ def _frontier_rows() -> str:
        f.attribution AS notice,
        {_costs("flagged f", "f.y", "f.tput_per_gpu", "f.input_tput_per_gpu")}
 WHERE f.on_frontier OR ask.dominated
-"""
-
-
-def _mlperf_rows() -> str:
-    """Rows of kind mlperf, each cited."""
-    return f"""UNION ALL BY NAME
+UNION ALL BY NAME
 SELECT 'mlperf' AS kind, 'mlperf:' || m.id AS id, m.accelerator_id AS series, m.accelerator_id,
        m.framework, m.model_id AS model, m.model_family AS model_id,
        m.total_accelerators AS gpus, m.x AS interactivity, m.y AS output_tput_per_gpu,
@@ -235,12 +230,7 @@ SELECT 'mlperf' AS kind, 'mlperf:' || m.id AS id, m.accelerator_id AS series, m.
        m.evidence, 'MLCommons MLPerf Inference' AS measurer, {_lit(ML_BASIS)} AS cost_basis,
        {_costs("ml m", "m.y", None, None)}
 WHERE m.x IS NOT NULL
-"""
-
-
-def _answer_rows() -> str:
-    """One row of kind at_interactivity per series when an interactivity is asked."""
-    return f"""UNION ALL BY NAME
+UNION ALL BY NAME
 SELECT 'at_interactivity' AS kind, 'at:' || a.series || ':' || CAST(ask.x0 AS VARCHAR) AS id,
        a.series, a.accelerator_id, a.hardware, ask.isl AS isl, ask.osl AS osl,
        ask.x0 AS interactivity, a.y_at AS output_tput_per_gpu, a.t_at AS tput_per_gpu,
