@@ -28,7 +28,7 @@ from api.routes import (
 )
 from api.snapshot import SnapshotReader
 from warehouse.settings import Settings
-from warehouse.store import Layout
+from warehouse.storage.store import Layout
 
 TAGS = [
     {"name": "results", "description": "MLPerf Inference results (evidence: measured)."},

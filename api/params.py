@@ -15,8 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from api.responses import Format
 from warehouse.exceptions import QueryError
-from warehouse.queries import ResultFilter
-from warehouse.vocabulary import (
+from warehouse.model.vocabulary import (
     AVAILABILITY,
     DIVISIONS,
     OFFERS,
@@ -27,6 +26,7 @@ from warehouse.vocabulary import (
     Evidence,
     identity_text,
 )
+from warehouse.queries import ResultFilter
 
 # Values one repeatable parameter may carry (after splitting commas and dropping repeats):
 # enough for any dashboard, and a bound on what one request makes a worker build.
@@ -162,29 +162,10 @@ PRICES_AS_OF = ("Prices in effect at this date (YYYY-MM-DD, end of day UTC) or I
                 "list.")
 
 
-class ResultParams(PageParams):
+class ResultParams(ResultFilter, PageParams):
     """The filters every route over MLPerf results shares (results, per-accelerator, energy,
     ratios, costs, latency bounds, trends), with one vocabulary and one default: closed
     division and available systems, what a buyer can compare; ``all`` selects every system."""
-
-    round: list[str] | None = Field(None, description="MLPerf round, e.g. v6.1 (6.1 and V6.1 "
-                                    "are the same).")
-    division: list[str] | None = Field(None, description="closed (default) or open; all for "
-                                       "both.")
-    availability: list[str] | None = Field(None, description="available (default), preview or "
-                                           "rdi; all for every system.")
-    organization: list[str] | None = Field(None, description="Submitter, e.g. NVIDIA (any "
-                                           "case).")
-    model: list[str] | None = Field(None, description="Model id or family, e.g. deepseek-r1, "
-                                    "llama2-70b (both accuracy targets) or llama2-70b-99 "
-                                    "(llama3_1-8b and llama3.1-8b are the same).")
-    accelerator: list[str] | None = Field(None, description=(
-        "Accelerator: an id (amd-mi355x, see /v1/accelerators), a published spelling or a short "
-        "name (H200, MI355X, B200); an ambiguous short name (H100) is a 422 listing the ids."))
-    scenario: list[str] | None = Field(None, description="Offline, Server, Interactive, "
-                                       "SingleStream or MultiStream (any case).")
-    system: str | None = Field(None, description="Substring of the system name "
-                               "(case-insensitive).")
 
     def filters(self) -> ResultFilter:
         """The filters, checked against the vocabulary, with the defaults applied."""

@@ -12,10 +12,11 @@ from datetime import datetime
 
 import duckdb
 
-from warehouse.db import GUARD_SQL, loaded_sources
 from warehouse.exceptions import QueryError, SnapshotError
-from warehouse.schema import empty_warehouse
-from warehouse.store import Layout, SnapshotRef, foreign
+from warehouse.model.schema import empty_warehouse
+from warehouse.model.vocabulary import PUBLISHED
+from warehouse.storage.db import GUARD_SQL, loaded_sources
+from warehouse.storage.store import Layout, SnapshotRef, foreign
 
 # Relations the list queries read often and that are costly to compute (views over joins):
 # materialised once per snapshot (DuckDB computes them into Arrow tables) and registered under
@@ -81,13 +82,13 @@ class Opened:
 
     def materialise_hot(self) -> None:
         """The hot views of this snapshot as in-memory tables, computed once (from the views'
-        definitions in ``warehouse.derived``, so a snapshot published before a view existed
+        definitions in ``warehouse.figures.derived``, so a snapshot published before a view existed
         has it too)."""
         if self._hot or self.ref is None:  # the empty warehouse: nothing worth computing
             return
         with self._lock:
             if not self._hot:
-                from warehouse import derived
+                from warehouse.figures import derived
 
                 for name in HOT_VIEWS:
                     self._ddl(f"CREATE OR REPLACE TABLE memory.main.{name} AS "  # noqa: S608
@@ -285,7 +286,7 @@ class SnapshotReader:
         (publish times follow the store's order: a clock set back never publishes "earlier").
         Raises ``QueryError`` when none was, or when retention has pruned it."""
         runs = [r for r in self.layout.read_runs()
-                if r.get("snapshot_id") and r["status"] in ("published", "partial")
+                if r.get("snapshot_id") and r["status"] in PUBLISHED
                 and r.get("finished_at")]
         before = [r for r in runs if datetime.fromisoformat(r["finished_at"]) <= at]
         if not before:

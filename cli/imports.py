@@ -15,7 +15,7 @@ import typer
 from warehouse.exceptions import PerfledgerError
 from warehouse.redact import redact_text
 from warehouse.settings import Settings
-from warehouse.store import Layout
+from warehouse.storage.store import Layout
 
 EXIT_LOCKED = 75
 
@@ -28,7 +28,7 @@ def _fail(e: PerfledgerError, code: int = 1) -> None:
 def _list(settings: Settings, as_json: bool) -> None:
     import duckdb
 
-    from warehouse.selfmeasured import list_imports
+    from warehouse.figures.selfmeasured import list_imports
 
     ref = Layout(settings.data_path).read_current()
     rows: list[dict] = []

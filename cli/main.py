@@ -15,9 +15,10 @@ import typer
 
 from ingest.registry import SOURCES
 from warehouse.exceptions import PerfledgerError
+from warehouse.model.vocabulary import FELL_SHORT, RunStatus
 from warehouse.redact import redact_text
 from warehouse.settings import Settings
-from warehouse.store import Layout
+from warehouse.storage.store import Layout
 
 app = typer.Typer(help="perfledger: a warehouse of LLM-inference evidence.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -66,7 +67,6 @@ def refresh(
     idempotent, kill-safe."""
     import time
 
-    from ingest.refresh import refresh as run_refresh
     from warehouse.exceptions import RefreshLocked
 
     progress = None
@@ -77,30 +77,10 @@ def refresh(
         progress = Status("refreshing", console=Console(stderr=True))
         progress.start()
 
-    def event(kind: str, text: str) -> None:
-        if log_json:
-            fields: dict[str, object] = {}
-            if kind in ("source", "progress"):
-                name, _, rest = text.partition(": ")
-                fields = {"source": name, "status": rest.split(" — ")[0] if kind == "source"
-                          else None}
-            _log_line("info", kind, text, **fields)
-        elif progress is not None:
-            progress.update(f"{kind}: {text}")
-
     started = time.monotonic()
-    deadline = started + wait
     try:
-        while True:
-            try:
-                result = run_refresh(_settings(), only=source or None,
-                                     accept_shrink=accept_shrink,
-                                     accept_growth=accept_growth, on_event=event)
-                break
-            except RefreshLocked:
-                if time.monotonic() >= deadline:
-                    raise
-                time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+        result = _refresh_waiting(source, accept_shrink, accept_growth,
+                                  _events(log_json, progress), started + wait)
     except RefreshLocked as e:
         if log_json:
             _log_line("error", "locked", str(e), status="busy")
@@ -109,7 +89,7 @@ def refresh(
         return
     except PerfledgerError as e:
         if log_json:
-            _log_line("error", "error", f"{type(e).__name__}: {e}", status="failed")
+            _log_line("error", "error", f"{type(e).__name__}: {e}", status=RunStatus.failed)
             raise typer.Exit(1) from None
         _fail(e)
         return
@@ -124,19 +104,58 @@ def refresh(
 
             _fail(ExportError(f"the report could not be written to {report} (the run is "
                               f"recorded in runs/{result.id}.json): {io_reason(e)}"))
+    _say(result, log_json, time.monotonic() - started)
+    raise typer.Exit(result.exit_code)
+
+
+def _events(log_json: bool, progress):
+    """The refresh's progress callback: JSON lines, or the terminal's status line."""
+
+    def event(kind: str, text: str) -> None:
+        if log_json:
+            fields: dict[str, object] = {}
+            if kind in ("source", "progress"):
+                name, _, rest = text.partition(": ")
+                fields = {"source": name, "status": rest.split(" — ")[0] if kind == "source"
+                          else None}
+            _log_line("info", kind, text, **fields)
+        elif progress is not None:
+            progress.update(f"{kind}: {text}")
+
+    return event
+
+
+def _refresh_waiting(source, accept_shrink: bool, accept_growth: bool, event,
+                     deadline: float):
+    """One refresh; while another holds the lock, try again each second until ``deadline``."""
+    import time
+
+    from ingest.refresh import refresh as run_refresh
+    from warehouse.exceptions import RefreshLocked
+
+    while True:
+        try:
+            return run_refresh(_settings(), only=source or None, accept_shrink=accept_shrink,
+                               accept_growth=accept_growth, on_event=event)
+        except RefreshLocked:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+
+
+def _say(result, log_json: bool, seconds: float) -> None:
+    """The run's summary: a line per source and one for the run, as text or JSON lines."""
     if log_json:
         for s in result.sources:
-            _log_line("warning" if s.status in ("failed", "partial") else "info", "summary",
+            _log_line("warning" if s.status in FELL_SHORT else "info", "summary",
                       s.message or s.status, source=s.source, status=s.status, rows=s.rows,
                       seconds=round(s.seconds, 3))
         _log_line("info" if result.exit_code == 0 else "error", "summary",
                   result.summary_lines()[-1], status=result.status,
-                  rows=sum(s.rows for s in result.sources),
-                  seconds=round(time.monotonic() - started, 3))
+                  rows=sum(s.rows for s in result.sources), seconds=round(seconds, 3))
     else:
         for line in result.summary_lines():
             typer.echo(line)
-    raise typer.Exit(result.exit_code)
 
 
 @app.command()
@@ -257,11 +276,11 @@ def sql(
                                                 help="Run this SQL and print the result.")] = None,
 ) -> None:
     """Open the current snapshot read-only: a DuckDB shell, or run one statement with -c.
-    Reading is all it can do: DuckDB's guards (``warehouse.db.READ_ONLY_GUARDS``) refuse
+    Reading is all it can do: DuckDB's guards (``warehouse.storage.db.READ_ONLY_GUARDS``) refuse
     COPY ... TO, EXPORT DATABASE, ATTACH, INSTALL/LOAD and every SET or PRAGMA."""
     import duckdb
 
-    from warehouse.db import GUARD_SQL, open_read_only
+    from warehouse.storage.db import GUARD_SQL, open_read_only
 
     ref = Layout(_settings().data_path).read_current()
     if ref is None:
@@ -294,7 +313,7 @@ def validate(
     from rich.table import Table
 
     from ingest.refresh import all_rules
-    from warehouse import health, validation
+    from warehouse.quality import health, validation
 
     s = _settings()
     layout = Layout(s.data_path)
@@ -332,7 +351,7 @@ def export(
 ) -> None:
     """Write every table and view of the current snapshot, one file each, with a manifest.
     Nothing is written unless everything is: a failure leaves no partial file behind."""
-    from warehouse.export import export as run_export
+    from warehouse.storage.export import export as run_export
 
     ref = Layout(_settings().data_path).read_current()
     if ref is None:
@@ -350,9 +369,9 @@ def export(
 @app.command()
 def describe() -> None:
     """Print the data dictionary: every table and view with its columns and comments."""
-    from warehouse.catalog import dictionary
-    from warehouse.db import open_read_only
-    from warehouse.schema import empty_warehouse
+    from warehouse.model.catalog import dictionary
+    from warehouse.model.schema import empty_warehouse
+    from warehouse.storage.db import open_read_only
 
     ref = Layout(_settings().data_path).read_current()
     con = open_read_only(ref.path) if ref else empty_warehouse()
@@ -392,9 +411,9 @@ def calc(
                                                      "model=illustrative-100b.")] = None,
 ) -> None:
     """The bound calculators, the API's /v1/calc twin; prints JSON."""
-    from warehouse import calc_inputs
-    from warehouse import calculators as pure
-    from warehouse.db import open_read_only
+    from warehouse.figures import calc_inputs
+    from warehouse.figures import calculators as pure
+    from warehouse.storage.db import open_read_only
 
     kwargs: dict[str, object] = {}
     for a in args or []:

@@ -22,12 +22,13 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from ingest.http import FetchLimits, Raw, RetryPolicy, fetch_bytes, resolve_url
-from warehouse.db import fetch_dicts, insert_rows, scalar
 from warehouse.exceptions import GrowthError, PerfledgerError, ShrinkError, SourceError
+from warehouse.model.vocabulary import PART_FAILED, SourceStatus
+from warehouse.quality.suites import Rule
 from warehouse.redact import redact
-from warehouse.staging import Staging
-from warehouse.store import Layout
-from warehouse.suites import Rule
+from warehouse.storage.db import fetch_dicts, insert_rows, scalar
+from warehouse.storage.staging import Staging
+from warehouse.storage.store import Layout
 
 GROWTH_FLOOR = 1000  # rows: fewer are never refused as growth
 
@@ -53,7 +54,7 @@ class SourceOutcome:
     """What happened to one source in one refresh."""
 
     source: str
-    status: str = "pending"  # while loading; then updated, unchanged, partial or failed
+    status: SourceStatus = SourceStatus.pending  # then updated, unchanged, partial or failed
     rows: int = 0
     bytes_fetched: int = 0
     seconds: float = 0.0
@@ -76,17 +77,16 @@ class SourceOutcome:
         self.rows += written
         self.wrote = self.wrote or written > 0
         if self.stale:
-            self.status = "partial"
-            self.message = "; ".join(
-                f"{part} {'has never loaded' if part in self.unloaded else 'kept its last good rows'}"
-                f": {why}" for part, why in self.stale.items())
+            self.status = SourceStatus.partial
+            self.message = "; ".join(f"{part} {PART_FAILED[part not in self.unloaded]}: {why}"
+                                     for part, why in self.stale.items())
         else:
-            self.status = "updated" if self.wrote else "unchanged"
+            self.status = SourceStatus.updated if self.wrote else SourceStatus.unchanged
 
     def fail(self, e: BaseException) -> None:
         """Mark the source failed by ``e``; a project error keeps its type, whether a retry may
         help, and its context (source, URL, line, field)."""
-        self.status = "failed"
+        self.status = SourceStatus.failed
         if isinstance(e, SourceError) and e.excerpt:
             self.excerpts[self.source] = e.excerpt
         if isinstance(e, PerfledgerError):

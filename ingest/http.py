@@ -366,43 +366,11 @@ def fetch_bytes(
             raise _DeadlineExceeded
         return _get(client, url, headers, deadline, limits)
 
-    stop: stop_base = stop_after_attempt(policy.retries + 1)
-    if deadline is not None:  # no new attempt once the deadline has passed
-        stop = stop | stop_after_delay(max(0.0, deadline - time.monotonic()))
-    retrying = Retrying(
-        stop=stop,
-        wait=_wait(policy, deadline),
-        retry=retry_if_exception(_is_retryable),
-        sleep=sleep,
-        reraise=True,
-    )
     try:
-        reply = retrying(attempt)
-    except _DeadlineExceeded:
-        shown = redact(url)
-        raise FetchError(
-            f"{source}: {shown}: deadline exceeded after {time.monotonic() - started:.0f} s "
-            f"({attempts} attempt(s))", source=source, url=shown) from None
-    except _Refused as e:
-        shown = redact(url)
-        raise FetchRefused(f"{source}: {shown}: {e}", source=source, url=shown) from None
-    except _RetryableStatus as e:
-        shown = redact(url)
-        raise FetchError(
-            f"{source}: {shown} answered HTTP {e.status} after {attempts} attempt(s)",
-            source=source, url=shown, status=e.status,
-        ) from None
-    except httpx.TransportError as e:
-        shown = redact(url)
-        raise FetchError(
-            f"{source}: {shown} failed after {attempts} attempt(s): "
-            f"{type(e).__name__}: {redact_text(str(e))}",
-            source=source, url=shown,
-        ) from None
-    except (httpx.DecodingError, httpx.TooManyRedirects) as e:  # not retried: it would recur
-        shown = redact(url)
-        raise FetchError(f"{source}: {shown}: {redact_text(str(e))}", source=source,
-                         url=shown) from None
+        reply = _retrying(policy, deadline, sleep)(attempt)
+    except (_DeadlineExceeded, _Refused, _RetryableStatus, httpx.TransportError,
+            httpx.DecodingError, httpx.TooManyRedirects) as e:
+        raise _failure(e, source, url, attempts, started) from None
     if reply.status == 304:
         return Raw(source=source, url=url, body=b"", fetched_at=datetime.now(UTC), status=304,
                    etag=etag, last_modified=last_modified, attempts=attempts)
@@ -412,13 +380,44 @@ def fetch_bytes(
             f"{source}: {shown} answered HTTP {reply.status}",
             source=source, url=shown, status=reply.status,
         )
-    return Raw(
-        source=source,
-        url=reply.url,
-        body=reply.body,
-        fetched_at=datetime.now(UTC),
-        status=reply.status,
-        etag=reply.headers.get("ETag"),
-        last_modified=reply.headers.get("Last-Modified"),
-        attempts=attempts,
+    return Raw(source=source, url=reply.url, body=reply.body, fetched_at=datetime.now(UTC),
+               status=reply.status, etag=reply.headers.get("ETag"),
+               last_modified=reply.headers.get("Last-Modified"), attempts=attempts)
+
+
+def _retrying(policy: RetryPolicy, deadline: float | None, sleep) -> Retrying:
+    """Attempts under ``policy``: retryable failures only, none started after ``deadline``."""
+    stop: stop_base = stop_after_attempt(policy.retries + 1)
+    if deadline is not None:  # no new attempt once the deadline has passed
+        stop = stop | stop_after_delay(max(0.0, deadline - time.monotonic()))
+    return Retrying(
+        stop=stop,
+        wait=_wait(policy, deadline),
+        retry=retry_if_exception(_is_retryable),
+        sleep=sleep,
+        reraise=True,
     )
+
+
+def _failure(e: Exception, source: str, url: str, attempts: int, started: float) -> FetchError:
+    """The project error for a fetch that failed with ``e`` after ``attempts`` attempts."""
+    shown = redact(url)
+    if isinstance(e, _DeadlineExceeded):
+        return FetchError(
+            f"{source}: {shown}: deadline exceeded after {time.monotonic() - started:.0f} s "
+            f"({attempts} attempt(s))", source=source, url=shown)
+    if isinstance(e, _Refused):
+        return FetchRefused(f"{source}: {shown}: {e}", source=source, url=shown)
+    if isinstance(e, _RetryableStatus):
+        return FetchError(
+            f"{source}: {shown} answered HTTP {e.status} after {attempts} attempt(s)",
+            source=source, url=shown, status=e.status,
+        )
+    if isinstance(e, httpx.TransportError):
+        return FetchError(
+            f"{source}: {shown} failed after {attempts} attempt(s): "
+            f"{type(e).__name__}: {redact_text(str(e))}",
+            source=source, url=shown,
+        )
+    # a decoding error or too many redirects: not retried, it would recur
+    return FetchError(f"{source}: {shown}: {redact_text(str(e))}", source=source, url=shown)

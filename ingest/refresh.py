@@ -18,17 +18,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 import duckdb
 import httpx
 
-from ingest.config import load_sources
+from ingest.config import SourcesConfig, load_sources
 from ingest.context import LoadContext, SourceConfig, SourceOutcome, SourceSpec
 from ingest.http import FetchLimits, RetryPolicy, make_client
 from ingest.registry import SOURCES
 from ingest.selfmeasured import suite as selfmeasured_suite
-from warehouse import derived, health, validation
-from warehouse.db import insert_rows, loaded_sources
 from warehouse.exceptions import (
     ConfigError,
     PerfledgerError,
@@ -36,11 +35,23 @@ from warehouse.exceptions import (
     disk_full,
     io_reason,
 )
+from warehouse.figures import derived
+from warehouse.model.vocabulary import (
+    FAILED_LINE,
+    FAILED_MESSAGE,
+    FELL_SHORT,
+    PARTLY_FAILED,
+    RUN_OK,
+    RunStatus,
+    SourceStatus,
+)
+from warehouse.quality import health, validation
+from warehouse.quality.suites import Rule, core_rules
 from warehouse.redact import redact_deep, redact_text
 from warehouse.settings import Settings
-from warehouse.staging import Staging
-from warehouse.store import Layout, RefreshLock
-from warehouse.suites import Rule, core_rules
+from warehouse.storage.db import insert_rows, loaded_sources
+from warehouse.storage.staging import Staging
+from warehouse.storage.store import Layout, RefreshLock
 
 log = logging.getLogger("perfledger.refresh")
 
@@ -60,7 +71,7 @@ class RunReport:
 
     id: str
     started_at: datetime
-    status: str = "running"
+    status: RunStatus = RunStatus.running
     snapshot_id: str | None = None
     finished_at: datetime | None = None
     message: str = ""
@@ -77,7 +88,7 @@ class RunReport:
     @property
     def exit_code(self) -> int:
         """0 when published or unchanged; 1 when any source failed or validation rejected."""
-        return 0 if self.status in ("published", "unchanged") else 1
+        return 0 if self.status in RUN_OK else 1
 
     def as_dict(self) -> dict:
         """JSON-ready form, every URL in it redacted (it goes to files, tables and the API)."""
@@ -112,10 +123,10 @@ class RunReport:
                 f"{r} {c['rows_mapped']}/{c['rows_with_accelerator']}" + _besides(c)
                 for r, c in rounds.items()))
         lines += [f"note: {n}" for n in self.notes]
-        if any(s.source == "mlperf" and (s.status in ("failed", "partial") or "mirror" in s.message)
+        if any(s.source == "mlperf" and (s.status in FELL_SHORT or "mirror" in s.message)
                for s in self.sources):
             lines.append(f"note: MLPerf could not be reached; {MIRROR_POINTER}")
-        failed = [s.source for s in self.sources if s.status in ("failed", "partial")]
+        failed = [s.source for s in self.sources if s.status in FELL_SHORT]
         partly = self.partly()
         none = [s for s in failed if s not in partly]
         said = ("; ".join([f"{', '.join(none)} did not load"] * bool(none)  # lines above say why
@@ -140,9 +151,14 @@ def _besides(c: dict) -> str:
 
 def _state(s: SourceOutcome) -> str:
     """A source's status, and for a failed one whether last good data is served."""
-    if s.status == "failed":
-        return "failed, last good data kept" if s.had_rows else "failed, never loaded"
+    if s.status == SourceStatus.failed:
+        return FAILED_LINE[s.had_rows]
     return s.status
+
+
+def _fell_short(s: SourceOutcome) -> str:
+    """How the run's message says a source that did not (wholly) load."""
+    return FAILED_MESSAGE[s.had_rows] if s.status == SourceStatus.failed else PARTLY_FAILED
 
 
 def _short(text: str, limit: int = 240) -> str:
@@ -190,16 +206,7 @@ def refresh(
     except OSError as e:  # a read-only or unwritable data directory: nothing can be recorded
         raise SnapshotError("the data directory cannot be written, so no refresh can run or "
                             f"be recorded: {io_reason(e, layout.root)}") from e
-    if "sources" in settings.model_fields_set and not settings.sources.exists():
-        raise ConfigError(f"the sources file {settings.sources} (PERFLEDGER_SOURCES) does not "
-                          "exist; fix the path or unset it to use the defaults")
-    sources = load_sources(settings.sources)
-    selected = specs if specs is not None else [
-        spec for spec in SOURCES if sources[spec.name].enabled and (not only or spec.name in only)]
-    unknown = set(only or []) - set(sources.names)
-    if unknown:
-        raise ConfigError(f"unknown source(s): {', '.join(sorted(unknown))}; "
-                          f"known: {', '.join(sources.names)}")
+    sources, selected = _selected(settings, only, specs)
     sink = on_event or (lambda kind, text: log.info("%s %s", kind, text))
     report: RunReport | None = None
 
@@ -219,146 +226,61 @@ def refresh(
                            disabled=[s.name for s in SOURCES          # never failed or stale
                                      if not sources[s.name].enabled and specs is None])
         deadline = time.monotonic() + settings.refresh_deadline
-        for note in _close_interrupted(layout):
-            report.notes.append(note)
-            emit("cleanup", note)
-        try:
-            layout.write_run(report.as_dict())  # a kill from here on leaves a visible record
-        except OSError as e:  # a full disk: say so and stop, before fetching anything
-            report.status = "failed"
-            report.message = io_reason(e, layout.root)
+        if not _begin(layout, report, emit):
             return _finish(layout, report)
-        stage = Staging(layout, report.id, settings.refresh_memory_mb,
-                        on_open=lambda: emit("stage", f"staging snapshot {report.id}"))
+        run = _Run(settings, layout, sources, report,
+                   Staging(layout, report.id, settings.refresh_memory_mb,
+                           on_open=lambda: emit("stage", f"staging snapshot {report.id}")),
+                   client, policy, emit, accept_shrink, accept_growth, deadline)
         try:
-            _clean_up(layout, report, emit)
-            _check_clock(layout, report, emit)
-            _check_disk(layout, settings.min_free_mb)
-            snapshot_id = report.id
-            current = layout.read_current()
-            # sources with rows to keep
-            loaded = frozenset() if current is None else loaded_sources(stage.reader())
-            newest = layout.newest_known()  # a clock set back does not move "today" back
-            today = max(datetime.now(UTC), newest or datetime.now(UTC)).date().isoformat()
-            for spec in selected:
-                name = spec.name
-                outcome = SourceOutcome(name, had_rows=name in loaded)
-                report.sources.append(outcome)
-                emit("source", f"{name}: fetching")
-                config = sources.sections.get(name) or spec.config()
-                ctx = LoadContext(stage=stage, client=client, layout=layout,
-                                  config=config, base_dir=sources.base_dir, policy=policy,
-                                  outcome=outcome, shrink_ratio=settings.shrink_ratio,
-                                  accept_shrink=accept_shrink, today=today,
-                                  growth_ratio=settings.growth_ratio,
-                                  accept_growth=accept_growth,
-                                  limits=_limits(settings, config),
-                                  changing=validation.prewarm, emit=emit,
-                                  request_seconds=settings.http_deadline,
-                                  deadline=min(deadline, time.monotonic()
-                                               + settings.source_deadline))
-                t = time.perf_counter()
-                stage.begin()
-                try:
-                    spec.load(ctx)
-                    if outcome.status == "pending":  # returned without a change to report
-                        outcome.status = "unchanged"
-                    outcome.wrote = outcome.wrote or outcome.status == "updated"
-                    stage.commit()
-                except PerfledgerError as e:
-                    _rollback(stage, e)
-                    outcome.fail(e)
-                except duckdb.Error as e:  # rows the schema refuses: this source fails
-                    _rollback(stage, e)
-                    outcome.fail(e)
-                    if isinstance(e, duckdb.IOException) or disk_full(e):
-                        raise  # a full disk fails the run (below), not just this source
-                except BaseException as e:
-                    _rollback(stage, e)
-                    outcome.fail(e)
-                    raise
-                finally:
-                    outcome.seconds = time.perf_counter() - t
-                for part, text in outcome.excerpts.items():  # the log, not the run record
-                    log.warning("%s %s: the body starts %r", name, part, text)
-                if outcome.wrote:
-                    validation.prewarm()  # GX's import overlaps the sources still loading
-                emit("source", f"{name}: {outcome.status}"
-                     + (f" — {outcome.message}" if outcome.message else ""))
-            if stage.opened:
-                report.stages["stage"] = stage.seconds
-            failed = [o for o in report.sources if o.status in ("failed", "partial")]
-            changed = [o for o in report.sources if o.wrote]
-            layout.sync_raw()
-            if not changed:
-                stage.discard()
-                report.status = "failed" if failed else "unchanged"
-                report.message = ("; ".join(f"{o.source}: {_own(o)}" for o in failed)
-                                  if failed else "no source changed; nothing published")
-                return _finish(layout, report)
-
-            t = time.perf_counter()
-            emit("derive", "normalising accelerators and installing derived views")
-            con = stage.connection()
-            for spec in SOURCES:
-                if spec.finish is not None:
-                    report.coverage.update(spec.finish(con))
-            derived.install(con)
-            con.execute("CHECKPOINT")
-            staging = stage.close()
-            assert staging is not None
-            report.stages["derive"] = time.perf_counter() - t
-
-            t = time.perf_counter()
-            emit("validate", "running the validation suites")
-            report.validation = validation.run_isolated(staging, layout=layout, run_id=report.id,
-                                                        rules=all_rules())
-            report.stages["validate"] = time.perf_counter() - t
-            errors = [v for v in report.validation if not v["success"] and v["severity"] == "error"]
-            if errors:
-                stage.discard()
-                report.status = "rejected"
-                report.message = "validation failed: " + "; ".join(
-                    f"{v['expectation']} ({v['unexpected_count']} row(s))"
-                    if v["unexpected_count"] is not None else f"{v['expectation']} ({v['sample']})"
-                    for v in errors)
-                return _finish(layout, report)
-
-            t = time.perf_counter()
-            report.status = "partial" if failed else "published"
-            report.snapshot_id = snapshot_id
-            report.message = ("; ".join(
-                (f"{o.source} failed, kept its last good data: {_own(o)}" if o.had_rows
-                 else f"{o.source} failed and has never loaded: {_own(o)}")
-                if o.status == "failed"
-                else f"{o.source} partly failed: {_own(o)}" for o in failed))
-            report.finished_at = layout.publish_time()  # after every recorded time
-            con = duckdb.connect(str(staging))
-            _record_run(con, layout, report)
-            con.execute("CHECKPOINT")
-            con.close()
-            emit("publish", f"publishing snapshot {snapshot_id}")
-            layout.publish(staging, snapshot_id, report.finished_at)
-            stage.path = None  # published: no longer ours to delete
-            for p in layout.prune(settings.retention_count, settings.retention_days):
-                emit("prune", f"removed old snapshot {p.name}")
-            report.stages["publish"] = time.perf_counter() - t
-            return _finish(layout, report)
+            return run.run(selected)
         except (OSError, duckdb.IOException) as e:  # a full disk, a vanished directory
-            stage.discard()
-            report.status = "failed"
+            run.stage.discard()
+            report.status = RunStatus.failed
             report.message = io_reason(e, layout.root)
             return _finish(layout, report)
         except BaseException as e:
-            stage.discard()
-            if report.status in ("running",):
-                report.status = "failed"
+            run.stage.discard()
+            if report.status == RunStatus.running:
+                report.status = RunStatus.failed
                 report.message = io_reason(e, layout.root) if disk_full(e) else f"{type(e).__name__}: {e}"
                 _finish(layout, report)
             raise
         finally:
             if own_client:
                 client.close()
+
+
+def _selected(settings: Settings, only: list[str] | None,
+              specs: list[SourceSpec] | None = None) -> tuple[SourcesConfig, list[SourceSpec]]:
+    """The sources file, and the sources this run refreshes: ``specs`` when given (an import
+    of the user's own files), else the enabled ones (``only`` of them)."""
+    if "sources" in settings.model_fields_set and not settings.sources.exists():
+        raise ConfigError(f"the sources file {settings.sources} (PERFLEDGER_SOURCES) does not "
+                          "exist; fix the path or unset it to use the defaults")
+    sources = load_sources(settings.sources)
+    selected = specs if specs is not None else [
+        spec for spec in SOURCES if sources[spec.name].enabled and (not only or spec.name in only)]
+    unknown = set(only or []) - set(sources.names)
+    if unknown:
+        raise ConfigError(f"unknown source(s): {', '.join(sorted(unknown))}; "
+                          f"known: {', '.join(sources.names)}")
+    return sources, selected
+
+
+def _begin(layout: Layout, report: RunReport, emit: Callable[[str, str], None]) -> bool:
+    """Clean up after interrupted runs and put this run on record; False (the report says
+    why) when its record cannot be written."""
+    for note in _close_interrupted(layout):
+        report.notes.append(note)
+        emit("cleanup", note)
+    try:
+        layout.write_run(report.as_dict())  # a kill from here on leaves a visible record
+    except OSError as e:  # a full disk: say so and stop, before fetching anything
+        report.status = RunStatus.failed
+        report.message = io_reason(e, layout.root)
+        return False
+    return True
 
 
 def _clean_up(layout: Layout, report: RunReport, emit: Callable[[str, str], None]) -> None:
@@ -388,6 +310,154 @@ def _check_clock(layout: Layout, report: RunReport, emit: Callable[[str, str], N
         emit("cleanup", note)
 
 
+@dataclass
+class _Run:
+    """One refresh under its lock, by phase: load each source, derive, validate, publish."""
+
+    settings: Settings
+    layout: Layout
+    sources: SourcesConfig
+    report: RunReport
+    stage: Staging
+    client: httpx.Client
+    policy: RetryPolicy
+    emit: Callable[[str, str], None]
+    accept_shrink: bool
+    accept_growth: bool
+    deadline: float
+
+    def run(self, selected: list[SourceSpec]) -> RunReport:
+        report, stage = self.report, self.stage
+        _clean_up(self.layout, report, self.emit)
+        _check_clock(self.layout, report, self.emit)
+        _check_disk(self.layout, self.settings.min_free_mb)
+        # sources with rows to keep
+        loaded = frozenset() if self.layout.read_current() is None \
+            else loaded_sources(stage.reader())
+        newest = self.layout.newest_known()  # a clock set back does not move "today" back
+        today = max(datetime.now(UTC), newest or datetime.now(UTC)).date().isoformat()
+        for spec in selected:
+            self.load(spec, had_rows=spec.name in loaded, today=today)
+        if stage.opened:
+            report.stages["stage"] = stage.seconds
+        failed = [o for o in report.sources if o.status in FELL_SHORT]
+        changed = [o for o in report.sources if o.wrote]
+        self.layout.sync_raw()
+        if not changed:
+            stage.discard()
+            report.status = RunStatus.failed if failed else RunStatus.unchanged
+            report.message = ("; ".join(f"{o.source}: {_own(o)}" for o in failed)
+                              if failed else "no source changed; nothing published")
+            return _finish(self.layout, report)
+        staging = self.derive()
+        if not self.validate(staging):
+            return _finish(self.layout, report)
+        self.publish(staging, failed)
+        return _finish(self.layout, report)
+
+    def load(self, spec: SourceSpec, had_rows: bool, today: str) -> None:
+        """Load one source inside its own transaction: a failure rolls back its changes."""
+        name, settings, stage = spec.name, self.settings, self.stage
+        outcome = SourceOutcome(name, had_rows=had_rows)
+        self.report.sources.append(outcome)
+        self.emit("source", f"{name}: fetching")
+        config = self.sources.sections.get(name) or spec.config()  # an import: defaults
+        ctx = LoadContext(stage=stage, client=self.client, layout=self.layout,
+                          config=config, base_dir=self.sources.base_dir,
+                          policy=self.policy, outcome=outcome,
+                          shrink_ratio=settings.shrink_ratio,
+                          accept_shrink=self.accept_shrink, today=today,
+                          growth_ratio=settings.growth_ratio,
+                          accept_growth=self.accept_growth,
+                          limits=_limits(settings, config),
+                          changing=validation.prewarm, emit=self.emit,
+                          request_seconds=settings.http_deadline,
+                          deadline=min(self.deadline, time.monotonic()
+                                       + settings.source_deadline))
+        t = time.perf_counter()
+        stage.begin()
+        try:
+            spec.load(ctx)
+            if outcome.status == SourceStatus.pending:  # no change to report
+                outcome.status = SourceStatus.unchanged
+            outcome.wrote = outcome.wrote or outcome.status == SourceStatus.updated
+            stage.commit()
+        except PerfledgerError as e:
+            _rollback(stage, e)
+            outcome.fail(e)
+        except duckdb.Error as e:  # rows the schema refuses: this source fails
+            _rollback(stage, e)
+            outcome.fail(e)
+            if isinstance(e, duckdb.IOException) or disk_full(e):
+                raise  # a full disk fails the run (below), not just this source
+        except BaseException as e:
+            _rollback(stage, e)
+            outcome.fail(e)
+            raise
+        finally:
+            outcome.seconds = time.perf_counter() - t
+        for part, text in outcome.excerpts.items():  # the log, not the run record
+            log.warning("%s %s: the body starts %r", name, part, text)
+        if outcome.wrote:
+            validation.prewarm()  # GX's import overlaps the sources still loading
+        self.emit("source", f"{name}: {outcome.status}"
+                  + (f" — {outcome.message}" if outcome.message else ""))
+
+    def derive(self) -> Path:
+        """Normalise accelerators, install the derived views; the staged file, closed."""
+        t = time.perf_counter()
+        self.emit("derive", "normalising accelerators and installing derived views")
+        con = self.stage.connection()
+        for spec in SOURCES:
+            if spec.finish is not None:
+                self.report.coverage.update(spec.finish(con))
+        derived.install(con)
+        con.execute("CHECKPOINT")
+        staging = self.stage.close()
+        assert staging is not None
+        self.report.stages["derive"] = time.perf_counter() - t
+        return staging
+
+    def validate(self, staging: Path) -> bool:
+        """Run every suite on the staged file; False (rejected, discarded) on an error."""
+        report = self.report
+        t = time.perf_counter()
+        self.emit("validate", "running the validation suites")
+        report.validation = validation.run_isolated(staging, layout=self.layout,
+                                                    run_id=report.id, rules=all_rules())
+        report.stages["validate"] = time.perf_counter() - t
+        errors = [v for v in report.validation if not v["success"] and v["severity"] == "error"]
+        if not errors:
+            return True
+        self.stage.discard()
+        report.status = RunStatus.rejected
+        report.message = "validation failed: " + "; ".join(
+            f"{v['expectation']} ({v['unexpected_count']} row(s))"
+            if v["unexpected_count"] is not None else f"{v['expectation']} ({v['sample']})"
+            for v in errors)
+        return False
+
+    def publish(self, staging: Path, failed: list[SourceOutcome]) -> None:
+        """Record the run in the staged file, publish it, prune old snapshots."""
+        report, layout = self.report, self.layout
+        t = time.perf_counter()
+        report.status = RunStatus.partial if failed else RunStatus.published
+        report.snapshot_id = report.id
+        report.message = "; ".join(
+            f"{o.source} {_fell_short(o)}: {_own(o)}" for o in failed)
+        report.finished_at = layout.publish_time()  # after every recorded time
+        con = duckdb.connect(str(staging))
+        _record_run(con, layout, report)
+        con.execute("CHECKPOINT")
+        con.close()
+        self.emit("publish", f"publishing snapshot {report.id}")
+        layout.publish(staging, report.id, report.finished_at)
+        self.stage.path = None  # published: no longer ours to delete
+        for p in layout.prune(self.settings.retention_count, self.settings.retention_days):
+            self.emit("prune", f"removed old snapshot {p.name}")
+        report.stages["publish"] = time.perf_counter() - t
+
+
 def _limits(settings: Settings, config: SourceConfig) -> FetchLimits:
     """A source's fetch limits: its sources.toml section over the settings."""
     mb = config.max_body_mb or settings.max_body_mb
@@ -414,12 +484,12 @@ def _close_interrupted(layout: Layout) -> list[str]:
     each is marked ``interrupted`` with its pid, start and last stage; returns one note each."""
     notes = []
     for run in layout.read_runs():
-        if run.get("status") != "running":
+        if run.get("status") != RunStatus.running:
             continue
         note = (f"the refresh {run['id']} (pid {run.get('pid')}, started {run['started_at']}, "
                 f"last stage {run.get('last_stage')}) was interrupted")
         try:
-            layout.write_run({**run, "status": "interrupted", "message": note})
+            layout.write_run({**run, "status": RunStatus.interrupted, "message": note})
         except OSError as e:  # marked next time; this run's own record says why
             note += f" (its record could not be updated: {io_reason(e, layout.root)})"
         notes.append(note)

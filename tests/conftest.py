@@ -19,7 +19,7 @@ from tests.helpers import (
     copy_data_dir,
 )
 from warehouse.settings import Settings
-from warehouse.store import Layout
+from warehouse.storage.store import Layout
 
 
 @pytest.fixture(scope="session")
@@ -218,8 +218,8 @@ def publish_small(layout: Layout, snapshot_id: str, label: str = "v6.1") -> Path
 
     import duckdb
 
-    from warehouse import derived
-    from warehouse.schema import create_all
+    from warehouse.figures import derived
+    from warehouse.model.schema import create_all
 
     staging = layout.start_staging(snapshot_id)
     con = duckdb.connect(str(staging))

@@ -39,12 +39,12 @@ def copy(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("module, line, contract", [
-    ("warehouse/db.py", "import ingest.http", "cli on top; api and ingest stand on warehouse"),
+    ("warehouse/storage/db.py", "import ingest.http", "cli on top; api and ingest stand on warehouse"),
     ("api/errors.py", "from ingest import refresh", "cli on top; api and ingest stand on warehouse"),
     ("warehouse/queries/listing.py", "import api.app", "cli on top; api and ingest stand on warehouse"),
     ("ingest/mlperf/parse.py", "from ingest.azure_prices import parse",
      "each source folder stands alone"),
-    ("api/responses.py", "import warehouse.validation", "the API never loads the write side"),
+    ("api/responses.py", "import warehouse.quality.validation", "the API never loads the write side"),
 ])
 def test_an_import_against_the_layers_breaks_a_contract(copy, module, line, contract):
     target = copy / module

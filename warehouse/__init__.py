@@ -1,3 +1,5 @@
-"""perfledger's core, which ``ingest`` and ``api`` stand on (and which imports neither):
-settings, the exception tree, the vocabulary, the schema and Public models, snapshot storage,
-the validation runner and core suites, derived views, read queries, calculators."""
+"""perfledger's core, which ``ingest`` and ``api`` stand on (and which imports neither), grouped
+by concern: ``model`` (tables, vocabulary, Public models, dictionary), ``figures`` (derived
+views, frontier, calculators, coverage), ``storage`` (snapshots, staging, bulk loading,
+export), ``quality`` (validation runner and core suites, health), ``queries`` (read queries);
+settings, the exception tree and redaction beside them."""

@@ -11,9 +11,9 @@ from pydantic import Field
 from api.params import Integers, Numbers, Params
 from api.responses import Format, list_response, mark_cacheable
 from api.routes.common import reader, render_item, settings_of, snapshot
-from warehouse import calc_inputs as ci
 from warehouse.exceptions import QueryError
-from warehouse.public import CalcResult, GridRowPublic, ListPage
+from warehouse.figures import calc_inputs as ci
+from warehouse.model.public import CalcResult, GridRowPublic, ListPage
 
 router = APIRouter(prefix="/v1/calc", tags=["calculators"])
 

@@ -25,9 +25,8 @@ from api.responses import (
     pick_format,
 )
 from api.snapshot import Opened, SnapshotReader
-from warehouse import health
 from warehouse.exceptions import QueryError
-from warehouse.export import for_parquet
+from warehouse.quality import health
 from warehouse.queries import (
     Empty,
     ListQuery,
@@ -39,6 +38,7 @@ from warehouse.queries import (
     serving_source,
 )
 from warehouse.settings import Settings
+from warehouse.storage.export import for_parquet
 
 
 def reader(request: Request) -> SnapshotReader:

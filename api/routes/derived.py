@@ -22,7 +22,7 @@ from api.params import (
 from api.routes.common import parse_as_of, reader, render_list
 from warehouse import queries
 from warehouse.exceptions import QueryError
-from warehouse.public import (
+from warehouse.model.public import (
     ClaimCheckPublic,
     CostPublic,
     EnergyPublic,
@@ -32,7 +32,7 @@ from warehouse.public import (
     ScenarioRatioPublic,
     TrendPublic,
 )
-from warehouse.vocabulary import ASSUMED_RATES
+from warehouse.model.vocabulary import ASSUMED_RATES, OFFERS_SAID, Offer
 
 router = APIRouter(prefix="/v1", tags=["derived"])
 
@@ -61,8 +61,7 @@ class CostParams(ResultParams):
     rate: Numbers = Field(None, description="Assumed USD per accelerator-hour (> 0; repeatable "
                           "or comma-separated); default 5, 10 and 15.")
     region: str = Field("eastus2", description="Azure region for list prices.")
-    offer: str = Field("on_demand", description="on_demand, spot, low_priority, reservation or "
-                       "dev_test.")
+    offer: str = Field(Offer.on_demand, description=f"{OFFERS_SAID}.")
     os: str = Field("linux", description="linux or windows.")
     as_of: str | None = Field(None, description=PRICES_AS_OF)
     price_status: list[str] | None = Field(None, description="priced, no price or assumed.")

@@ -11,7 +11,7 @@ from pydantic import Field
 from api.params import AS_OF, NoQuery, PageParams, check_choice, choice, listed
 from api.routes.common import parse_as_of, render_item, render_list, snapshot
 from warehouse import queries
-from warehouse.public import (
+from warehouse.model.public import (
     BenchmarkRulePublic,
     ClaimItem,
     ClaimPublic,
@@ -19,7 +19,7 @@ from warehouse.public import (
     ListPage,
     ModelShapePublic,
 )
-from warehouse.vocabulary import LATENCY_SCENARIOS
+from warehouse.model.vocabulary import LATENCY_SCENARIOS
 
 router = APIRouter(prefix="/v1", tags=["evidence"])
 

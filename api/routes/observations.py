@@ -3,7 +3,6 @@ and ``/v1/frontier``."""
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -13,48 +12,19 @@ from pydantic import Field
 from api.params import AS_OF, CHOICES, PageParams, check_choice, listed
 from api.routes.common import parse_as_of, render_list
 from warehouse import queries
-from warehouse.exceptions import QueryError
-from warehouse.public import (
+from warehouse.model.public import (
     ClaimObservationPublic,
     FrontierPointPublic,
     ListPage,
     ObservationPublic,
 )
-from warehouse.vocabulary import ASSUMED_RATES, DIVISIONS, POWER_STATUSES
+from warehouse.model.vocabulary import DIVISIONS, POWER_STATUSES
+from warehouse.queries.builders import FrontierFilter, ObservationFilter, day
 
 router = APIRouter(prefix="/v1", tags=["observations"])
 
-# Sequence lengths fit the warehouse's INTEGER columns with room to spare.
-MAX_TOKENS = 10_000_000
-Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
 
-MODEL = ("Model: the warehouse model id or family (deepseek-r1, gpt-oss-120b), the InferenceX "
-         "raw key (dsr1) or its display name (DeepSeek-R1-0528).")
-ACCELERATOR = ("Accelerator: an id (nvidia-b200-sxm-180gb), a short name (B200, MI355X) or the "
-               "InferenceX hardware key (b200, gb200).")
-
-
-def _day(name: str, value: str | None) -> date | None:
-    if value is None:
-        return None
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise QueryError(f"{name}: {value!r} is not a date (YYYY-MM-DD)", param=name) from None
-
-
-class ObservationParams(PageParams):
-    model: list[str] | None = Field(None, description=MODEL)
-    accelerator: list[str] | None = Field(None, description=ACCELERATOR)
-    framework: list[str] | None = Field(None, description="Serving framework key, e.g. sglang, "
-                                        "trt, vllm, dynamo-trt.")
-    precision: list[str] | None = Field(None, description="fp4, fp8, bf16 or int4.")
-    isl: list[Tokens] | None = Field(None, description="Input tokens, e.g. 1024 or 8192.")
-    osl: list[Tokens] | None = Field(None, description="Output tokens, e.g. 1024 or 8192.")
-    power_status: list[str] | None = Field(None, description="valid, unsupported_schema, "
-                                           "invalid, legacy_unverified or none.")
-    date_from: str | None = Field(None, description="Observed on or after (YYYY-MM-DD).")
-    date_to: str | None = Field(None, description="Observed on or before (YYYY-MM-DD).")
+class ObservationParams(ObservationFilter, PageParams):
     as_of: str | None = Field(None, description=AS_OF)
 
 
@@ -68,46 +38,14 @@ def observations(request: Request, q: Annotated[ObservationParams, Query()]) -> 
     the current one, or with ``as_of`` the one valid then (a revised upstream row keeps its
     earlier versions). Each row cites its run (``run_url``) and carries InferenceX's attribution. Newest
     first unless sorted."""
-    f = queries.ObservationFilter(
-        model=listed(q.model), accelerator=listed(q.accelerator),
-        framework=listed(q.framework), precision=listed(q.precision),
-        isl=q.isl or [], osl=q.osl or [],
-        power_status=check_choice("power_status", listed(q.power_status), POWER_STATUSES),
-        date_from=_day("date_from", q.date_from), date_to=_day("date_to", q.date_to))
+    f = q.model_copy(update={"power_status": check_choice("power_status", listed(q.power_status),
+                                                          POWER_STATUSES)})
+    f.dates()  # a bad date is said before a bad as_of, as it always was
     at = parse_as_of(q.as_of)
     return render_list(request, queries.observations_query(f, at), q, at)
 
 
-class FrontierParams(PageParams):
-    model: str = Field(description=MODEL)
-    isl: int = Field(ge=1, le=MAX_TOKENS, description="Input tokens (InferenceX runs 1024 and "
-                     "8192).")
-    osl: int = Field(ge=1, le=MAX_TOKENS, description="Output tokens (InferenceX runs 1024 and "
-                     "8192).")
-    accelerator: list[str] | None = Field(None, description=ACCELERATOR + " Default: every "
-                                          "accelerator measured (one line each).")
-    framework: list[str] | None = Field(None, description="Only these frameworks (default: the "
-                                        "best of any framework on each accelerator).")
-    precision: list[str] | None = Field(None, description="Only these precisions.")
-    spec_method: list[str] | None = Field(None, description="Only these speculative-decoding "
-                                          "methods: none or mtp (default: both, each its own "
-                                          "configuration on the curve).")
-    disagg: bool | None = Field(None, description="true: only disaggregated configurations; "
-                                "false: only aggregated ones (default: both).")
-    interactivity: float | None = Field(None, gt=0, le=1e6, description="Tokens/s per user to "
-                                        "answer at: interpolated between the neighbouring "
-                                        "frontier points, 'out of range' outside them.")
-    date: str | None = Field(None, description="The curves as they stood on this date: each "
-                             "configuration's latest run on or before it (YYYY-MM-DD).")
-    rate: float = Field(ASSUMED_RATES[1], gt=0, le=1e4, description="Assumed USD per GPU-hour "
-                        "for cost per million tokens.")
-    region: str = Field("eastus2", description="Azure region of the list-price cost.")
-    offer: str = Field("on_demand", description="Azure offer of the list-price cost.")
-    os: str = Field("linux", description="Azure OS of the list-price cost.")
-    include_dominated: bool = Field(False, description="Also return the dominated points "
-                                    "(kind=dominated).")
-    mlperf_division: list[str] | None = Field(None, description="MLPerf divisions overlaid: "
-                                              "closed (default), open, or all.")
+class FrontierParams(FrontierFilter, PageParams):
     as_of: str | None = Field(None, description=AS_OF)
 
 
@@ -126,14 +64,11 @@ def frontier(request: Request, q: Annotated[FrontierParams, Query()]) -> Respons
     divisions = listed(q.mlperf_division) or ["closed"]
     divisions = [] if "all" in [d.lower() for d in divisions] else \
         check_choice("mlperf_division", divisions, DIVISIONS)
-    query = queries.frontier_query(
-        model=q.model, isl=q.isl, osl=q.osl, accelerator=listed(q.accelerator),
-        framework=listed(q.framework), precision=listed(q.precision),
-        spec_method=listed(q.spec_method), disagg=q.disagg, until=_day("date", q.date),
-        interactivity=q.interactivity, rate=q.rate,
-        region=q.region, offer=check_choice("offer", [q.offer], CHOICES["offer"])[0],
-        os=check_choice("os", [q.os], CHOICES["os"])[0],
-        include_dominated=q.include_dominated, mlperf_division=divisions)
+    day("date", q.date)  # a bad date is said before a bad offer or os, as it always was
+    f = q.model_copy(update={"mlperf_division": divisions,
+                             "offer": check_choice("offer", [q.offer], CHOICES["offer"])[0],
+                             "os": check_choice("os", [q.os], CHOICES["os"])[0]})
+    query = queries.frontier_query(f)
     return render_list(request, query, q, parse_as_of(q.as_of))
 
 

@@ -11,7 +11,8 @@ from pydantic import Field
 from api.params import PRICES_AS_OF, NoQuery, PageParams, choice, listed
 from api.routes.common import parse_as_of, render_item, render_list, snapshot
 from warehouse import queries
-from warehouse.public import AcceleratorDetail, Accelerators, ListPage, PriceCatalogPublic
+from warehouse.model.public import AcceleratorDetail, Accelerators, ListPage, PriceCatalogPublic
+from warehouse.model.vocabulary import OFFERS
 
 router = APIRouter(prefix="/v1", tags=["prices"])
 
@@ -24,8 +25,7 @@ class PriceParams(PageParams):
     region: list[str] | None = Field(None, description="Region, e.g. eastus2.")
     type: list[str] | None = Field(None, description="Consumption, Reservation or "
                                    "DevTestConsumption.")
-    offer: list[str] | None = Field(None, description="on_demand, spot, low_priority, "
-                                    "reservation, dev_test.")
+    offer: list[str] | None = Field(None, description=f"{', '.join(OFFERS)}.")
     os: list[str] | None = Field(None, description="linux or windows.")
     as_of: str | None = Field(None, description=PRICES_AS_OF)
 

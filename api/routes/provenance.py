@@ -11,9 +11,9 @@ from pydantic import Field
 
 from api.params import NoQuery, PageParams, Params, listed
 from api.routes.common import reader, render_item, render_list, snapshot
-from warehouse import health, queries
+from warehouse import queries
 from warehouse.exceptions import PerfledgerError, SnapshotError
-from warehouse.public import (
+from warehouse.model.public import (
     Health,
     ListPage,
     Meta,
@@ -23,7 +23,8 @@ from warehouse.public import (
     SourceItem,
     SourceSnapshotPublic,
 )
-from warehouse.store import Layout
+from warehouse.quality import health
+from warehouse.storage.store import Layout
 
 router = APIRouter(tags=["provenance"])
 

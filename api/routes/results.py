@@ -11,7 +11,7 @@ from pydantic import Field
 from api.params import AS_OF, NoQuery, ResultParams, listed
 from api.routes.common import parse_as_of, render_item, render_list, snapshot
 from warehouse import queries
-from warehouse.public import ListPage, MlperfResultPublic, ResultItem
+from warehouse.model.public import ListPage, MlperfResultPublic, ResultItem
 
 router = APIRouter(prefix="/v1", tags=["results"])
 

@@ -103,27 +103,12 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
     notes = notes if notes is not None else []
     first = _with_params(url, {"api-version": api_version, "$filter": odata_filter,
                                "currencyCode": currency})
-    next_url: str | None = first
-    seen_items = 0
-    page = 0
-    ahead: deque[tuple[str, Future[Raw]]] = deque()
-    pool: ThreadPoolExecutor | None = None
     walk = walk if walk is not None else {}
     walk.update(fetch_ahead=False, waiting_share=None)
-    timed = [0.0, 0.0]  # seconds the one-by-one pages took, and spent waiting in them
-
-    def get(target: str) -> Raw:
-        return fetch_bytes(client, target, source=SOURCE, policy=policy, deadline=deadline(),
-                           limits=limits)
-
-    def get_timed(target: str) -> Raw:
-        wall, cpu = time.perf_counter(), time.thread_time()
-        raw = get(target)
-        wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
-        timed[0] += wall
-        timed[1] += max(0.0, wall - cpu)
-        return raw
-
+    pages = _Walk(lambda target: fetch_bytes(client, target, source=SOURCE, policy=policy,
+                                             deadline=deadline(), limits=limits))
+    next_url: str | None = first
+    seen_items = page = 0
     try:
         while next_url:
             page += 1
@@ -131,31 +116,11 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
                 raise FetchError(f"{SOURCE}: more than {max_pages} pages; raise max_pages in "
                                  "sources.toml if the price list really is that long",
                                  source=SOURCE, url=redact(url))
-            if ahead and ahead[0][0] == next_url:
-                job: Future[Raw] | None = ahead.popleft()[1]
-            else:
-                for _, dropped in ahead:
-                    dropped.cancel()
-                ahead.clear()
-                job = None
-            try:
-                raw = job.result() if job is not None else get_timed(next_url)
-            except FetchError as e:
-                detail = str(e).removeprefix(f"{SOURCE}: ")
-                raise type(e)(f"{SOURCE}: page {page}: {detail}", source=SOURCE, url=e.url,
-                              page=page) from None
+            raw = pages.read(next_url, page)
             yield raw
-            fast = _link_and_count(raw.body)
-            if fast is not None:
-                link: str | None
-                link, count = fast
-            else:
-                try:
-                    body = orjson.loads(raw.body)
-                    count = len(body.get("Items") or [])
-                    link = body.get("NextPageLink")
-                except (ValueError, AttributeError, TypeError):
-                    return  # parse() reports the bad page with its number
+            if (step := _step(raw.body)) is None:
+                return  # parse() reports the bad page with its number
+            link, count = step
             seen_items += count
             if link:
                 next_url = link
@@ -165,17 +130,81 @@ def fetch_pages(client: httpx.Client, url: str, *, api_version: str, odata_filte
                 next_url = _with_params(first, {"$skip": str(seen_items)})
             else:
                 next_url = None
-            if page == PROBE_PAGES and concurrency > 1 and timed[0] > 0:
-                walk["waiting_share"] = round(timed[1] / timed[0], 3)
-                if timed[1] > timed[0] / 2:
-                    walk["fetch_ahead"] = True
-                    pool = ThreadPoolExecutor(concurrency)
-            if pool is not None and next_url and count and _skip_of(next_url) == seen_items:
-                skip = seen_items + count * len(ahead)
-                while len(ahead) < concurrency:
-                    target = _with_skip(next_url, skip)
-                    ahead.append((target, pool.submit(get, target)))
-                    skip += count
+            if page == PROBE_PAGES and concurrency > 1:
+                pages.decide(concurrency, walk)
+            if pages.pool is not None and next_url and count and _skip_of(next_url) == seen_items:
+                pages.ahead_of(next_url, seen_items, count)
     finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        pages.close()
+
+
+def _step(body: bytes) -> tuple[str | None, int] | None:
+    """A page's next link and item count, from its end when it can be; None when the page
+    cannot be read."""
+    fast = _link_and_count(body)
+    if fast is not None:
+        return fast
+    try:
+        page = orjson.loads(body)
+        return page.get("NextPageLink"), len(page.get("Items") or [])
+    except (ValueError, AttributeError, TypeError):
+        return None
+
+
+class _Walk:
+    """Reads the pages: one by one and timed until the walk decides to fetch ahead, then from
+    the pages fetched ahead whose predicted link is the real one."""
+
+    def __init__(self, get: Callable[[str], Raw]) -> None:
+        self.get = get
+        self.ahead: deque[tuple[str, Future[Raw]]] = deque()
+        self.pool: ThreadPoolExecutor | None = None
+        self.concurrency = 1
+        self.timed = [0.0, 0.0]  # seconds the one-by-one pages took, and spent waiting in them
+
+    def read(self, target: str, page: int) -> Raw:
+        """Page number ``page`` at ``target``: fetched ahead when predicted, else now."""
+        if self.ahead and self.ahead[0][0] == target:
+            job: Future[Raw] | None = self.ahead.popleft()[1]
+        else:
+            for _, dropped in self.ahead:
+                dropped.cancel()
+            self.ahead.clear()
+            job = None
+        try:
+            return job.result() if job is not None else self._timed(target)
+        except FetchError as e:
+            detail = str(e).removeprefix(f"{SOURCE}: ")
+            raise type(e)(f"{SOURCE}: page {page}: {detail}", source=SOURCE, url=e.url,
+                          page=page) from None
+
+    def _timed(self, target: str) -> Raw:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        raw = self.get(target)
+        wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+        self.timed[0] += wall
+        self.timed[1] += max(0.0, wall - cpu)
+        return raw
+
+    def decide(self, concurrency: int, walk: dict) -> None:
+        """Fetch ahead from now on when the pages so far spent most of their time waiting."""
+        if self.timed[0] <= 0:
+            return
+        walk["waiting_share"] = round(self.timed[1] / self.timed[0], 3)
+        if self.timed[1] > self.timed[0] / 2:
+            walk["fetch_ahead"] = True
+            self.pool = ThreadPoolExecutor(concurrency)
+            self.concurrency = concurrency
+
+    def ahead_of(self, next_url: str, seen_items: int, count: int) -> None:
+        """Fetch the pages after ``next_url`` ahead (its ``$skip`` moved on a page each)."""
+        assert self.pool is not None
+        skip = seen_items + count * len(self.ahead)
+        while len(self.ahead) < self.concurrency:
+            target = _with_skip(next_url, skip)
+            self.ahead.append((target, self.pool.submit(self.get, target)))
+            skip += count
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)

@@ -11,8 +11,9 @@ from ingest.azure_prices.fetch import build_filter, fetch_pages
 from ingest.azure_prices.parse import PARSER_VERSION, SOURCE, parse
 from ingest.context import LoadContext, SourceConfig
 from ingest.http import Raw
-from warehouse.db import insert_rows, scalar
 from warehouse.exceptions import ParseError
+from warehouse.model.vocabulary import SourceStatus
+from warehouse.storage.db import insert_rows, scalar
 
 DEFAULT_URL = "https://prices.azure.com/api/retail/prices"
 DEFAULT_FILTER = "serviceName eq 'Virtual Machines' and startswith(armSkuName, 'Standard_N')"
@@ -47,9 +48,45 @@ def load(ctx: LoadContext) -> None:
     assert isinstance(cfg, AzureConfig)
     url = ctx.resolve(cfg.url)
     observed = datetime.now(UTC)
+    pages = _fetch(ctx, cfg, url)
+    digest = hashlib.sha256("\n".join([PARSER_VERSION, *(sha for sha, _ in pages)])
+                            .encode()).hexdigest()
+    ctx.outcome.details["digest"] = digest
+    known = scalar(ctx.reader, "SELECT digest FROM source_state WHERE source = ?", [SOURCE])
+    same = ctx.layout.read_state(SOURCE)  # pages parsed since that gave the rows of `known`
+    remembered = same.get("digests", []) if known and same.get("same_as") == known else []
+    if digest == known or digest in remembered:
+        ctx.discard_snapshots()  # the run that stored this digest recorded these pages
+        ctx.outcome.details["parsed"] = False
+        ctx.outcome.status = SourceStatus.unchanged
+        return
+    ctx.outcome.details["parsed"] = True
+    ctx.flush_snapshots()
+    ctx.changing()
+    _stage(ctx, cfg, url, pages, observed)
+    counts, gone = _version(ctx.con, observed)
+    _report_unmapped(ctx)
+    inserted = counts.get("new", 0) + counts.get("changed", 0)
+    ctx.outcome.details.update(new_versions=inserted, closed_versions=counts.get("changed", 0),
+                               delisted=gone, unchanged=counts.get("same", 0))
+    ctx.con.execute("INSERT OR REPLACE INTO source_state VALUES (?, ?, ?, ?)",
+                    [SOURCE, digest, len(pages), observed])
+    ctx.outcome.rows = inserted + counts.get("changed", 0) + gone
+    ctx.outcome.status = (SourceStatus.updated if ctx.outcome.rows
+                          else SourceStatus.unchanged)
+    if not ctx.outcome.rows and known:
+        # Other bytes, the same rows (a page boundary moved, a field not kept changed): nothing
+        # is published, so source_state keeps the old digest. Remember that these pages give
+        # what it gave, or every later refresh would parse them all again.
+        ctx.layout.write_state(SOURCE, {"same_as": known,
+                                        "digests": [digest, *remembered[:SAME_KEPT - 1]]})
+
+
+def _fetch(ctx: LoadContext, cfg: AzureConfig, url: str) -> list[tuple[str, str]]:
+    """Fetch and store every page (its snapshot deferred): (sha256, snapshot id) in order."""
     notes: list[str] = []
     walk: dict = {}
-    pages: list[tuple[str, str]] = []  # (sha256, source snapshot id), in page order
+    pages: list[tuple[str, str]] = []
     known_pages = scalar(ctx.reader, "SELECT parts FROM source_state WHERE source = ?", [SOURCE])
     with ctx.fetching():
         for raw in fetch_pages(
@@ -63,20 +100,15 @@ def load(ctx: LoadContext) -> None:
                              parser_version=PARSER_VERSION, defer=True)
             pages.append((raw.sha256, sid))
     ctx.outcome.warnings.extend(notes)
-    digest = hashlib.sha256("\n".join([PARSER_VERSION, *(sha for sha, _ in pages)])
-                            .encode()).hexdigest()
-    ctx.outcome.details.update(pages=len(pages), digest=digest, notes=notes, walk=walk)
-    known = scalar(ctx.reader, "SELECT digest FROM source_state WHERE source = ?", [SOURCE])
-    same = ctx.layout.read_state(SOURCE)  # pages parsed since that gave the rows of `known`
-    remembered = same.get("digests", []) if known and same.get("same_as") == known else []
-    if digest == known or digest in remembered:
-        ctx.discard_snapshots()  # the run that stored this digest recorded these pages
-        ctx.outcome.details["parsed"] = False
-        ctx.outcome.status = "unchanged"
-        return
-    ctx.outcome.details["parsed"] = True
-    ctx.flush_snapshots()
-    ctx.changing()
+    ctx.outcome.details.update(pages=len(pages), digest=None, notes=notes, walk=walk)
+    return pages
+
+
+def _stage(ctx: LoadContext, cfg: AzureConfig, url: str, pages: list[tuple[str, str]],
+           observed: datetime) -> None:
+    """Parse the stored pages one at a time into the work table ``_azure_read``; warn of
+    repeated items with different prices and of products whose OS is unknown; refuse a
+    shrink or growth past the limits."""
 
     def rows():
         order = 0
@@ -120,6 +152,10 @@ def load(ctx: LoadContext) -> None:
     ctx.check_shrink("azure_prices", open_count, items)
     ctx.check_growth("azure_prices", open_count, items)
 
+
+def _version(con, observed: datetime) -> tuple[dict[str, int], int]:
+    """Version ``azure_price`` from ``_azure_read`` (then dropped): (changes by kind, items
+    delisted)."""
     # Per item (the first occurrence of a price key wins: the API repeats an item across pages
     # at times): same as its open version, changed, or new. A changed price opens at its
     # effective start when that is later than the open version's start, else when observed; a
@@ -161,8 +197,12 @@ def load(ctx: LoadContext) -> None:
     """)
     con.execute("DROP TABLE _azure_read")
     con.execute("DROP TABLE _azure_diff")
+    return counts, gone
 
-    unmapped = [r[0] for r in con.execute(
+
+def _report_unmapped(ctx: LoadContext) -> None:
+    """Warn of current GPU VM sizes no alias maps to an accelerator."""
+    unmapped = [r[0] for r in ctx.con.execute(
         "SELECT DISTINCT arm_sku_name FROM azure_price WHERE valid_to IS NULL AND arm_sku_name NOT IN "
         "(SELECT alias FROM accelerator_alias WHERE kind = 'azure_sku') ORDER BY 1").fetchall()]
     ctx.outcome.details["unmapped_skus"] = {"count": len(unmapped), "names": unmapped}
@@ -170,16 +210,3 @@ def load(ctx: LoadContext) -> None:
         ctx.outcome.warnings.append(f"azure_prices: {len(unmapped)} GPU VM size(s) not mapped to "
                                     f"an accelerator: {', '.join(unmapped[:20])}"
                                     + (" …" if len(unmapped) > 20 else ""))
-    inserted = counts.get("new", 0) + counts.get("changed", 0)
-    ctx.outcome.details.update(new_versions=inserted, closed_versions=counts.get("changed", 0),
-                               delisted=gone, unchanged=counts.get("same", 0))
-    con.execute("INSERT OR REPLACE INTO source_state VALUES (?, ?, ?, ?)",
-                [SOURCE, digest, len(pages), observed])
-    ctx.outcome.rows = inserted + counts.get("changed", 0) + gone
-    ctx.outcome.status = "updated" if ctx.outcome.rows else "unchanged"
-    if not ctx.outcome.rows and known:
-        # Other bytes, the same rows (a page boundary moved, a field not kept changed): nothing
-        # is published, so source_state keeps the old digest. Remember that these pages give
-        # what it gave, or every later refresh would parse them all again.
-        ctx.layout.write_state(SOURCE, {"same_as": known,
-                                        "digests": [digest, *remembered[:SAME_KEPT - 1]]})

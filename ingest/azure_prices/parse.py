@@ -2,7 +2,7 @@
 
 ``parse`` turns one page into rows, failing with the page and item index on an item it cannot
 read; ``classify`` and the hourly price follow the vocabulary (offers, OS, hourly units,
-reservation terms) in ``warehouse.vocabulary``.
+reservation terms) in ``warehouse.model.vocabulary``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,14 @@ from datetime import UTC, datetime
 from ingest import jsonsafe
 from ingest.http import Raw
 from warehouse.exceptions import ParseError
-from warehouse.vocabulary import AZURE_OS_TAILS, HOURLY_UNITS, HOURS_IN_TERM, Evidence
+from warehouse.model.vocabulary import (
+    AZURE_OS_TAILS,
+    HOURLY_UNITS,
+    HOURS_IN_TERM,
+    Evidence,
+    Offer,
+    OperatingSystem,
+)
 
 SOURCE = "azure_prices"
 PARSER_VERSION = "azure-retail-prices/1"
@@ -36,19 +43,19 @@ def classify(item: dict) -> tuple[str, str]:
     ` Windows` and ` Win` are Windows, ` Series`/` Srs` Linux, anything else unknown); spot and
     low priority from the SKU/meter name; reservation and dev/test from the type."""
     words = str(item.get("productName", "")).split()
-    os_name = AZURE_OS_TAILS.get(words[-1] if words else "", "unknown")
+    os_name = AZURE_OS_TAILS.get(words[-1] if words else "", OperatingSystem.unknown)
     names = f"{item.get('skuName', '')} {item.get('meterName', '')}"
     kind = item.get("type")
     if kind == "Reservation":
-        offer = "reservation"
+        offer = Offer.reservation
     elif kind == "DevTestConsumption":
-        offer = "dev_test"
+        offer = Offer.dev_test
     elif "Spot" in names:
-        offer = "spot"
+        offer = Offer.spot
     elif "Low Priority" in names:
-        offer = "low_priority"
+        offer = Offer.low_priority
     else:
-        offer = "on_demand"
+        offer = Offer.on_demand
     return os_name, offer
 
 

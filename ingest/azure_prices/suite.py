@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from warehouse.suites import WARNING, Rule, in_set, rows
-from warehouse.vocabulary import HOURLY_UNITS, OFFERS, OPERATING_SYSTEMS
+from warehouse.model.vocabulary import HOURLY_UNITS, OFFERS, OPERATING_SYSTEMS
+from warehouse.quality.suites import WARNING, Rule, in_set, rows
 
 T = "azure_price"
 

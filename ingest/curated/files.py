@@ -1,5 +1,5 @@
 """The curated files' schemas: what each entry of a file in ``data/`` must say. The allowed
-evidence labels are the vocabulary's (``warehouse.vocabulary``), the same sets validation checks.
+evidence labels are the vocabulary's (``warehouse.model.vocabulary``), the same sets validation checks.
 Which file holds what: ``ingest.curated.parse``.
 """
 
@@ -18,7 +18,7 @@ from pydantic import (
     model_validator,
 )
 
-from warehouse.vocabulary import (
+from warehouse.model.vocabulary import (
     CLAIM_LABELS,
     MODEL_SHAPE_LABELS,
     SPEC_LABELS,

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ingest.context import CURATED_DATA, LoadContext, SourceConfig
 from ingest.curated.parse import PARSER_VERSION, SOURCE, check_file, read_files, rows
-from warehouse.db import fetch_dicts, insert_rows, scalar
+from warehouse.model.vocabulary import SourceStatus
+from warehouse.storage.db import fetch_dicts, insert_rows, scalar
 
 TABLES = ("claim", "hardware", "hardware_spec", "model_shape", "accelerator_alias")
 
@@ -30,7 +31,7 @@ def load(ctx: LoadContext) -> None:
                     for r in raws)
     ctx.outcome.details["files"] = {Path(r.url).name: r.sha256[:12] for r in raws}
     if unchanged:
-        ctx.outcome.status = "unchanged"
+        ctx.outcome.status = SourceStatus.unchanged
         return
     today = date.fromisoformat(ctx.today) if ctx.today else None
     parsed = {Path(r.url).name: check_file(r, today) for r in raws}
@@ -45,7 +46,7 @@ def load(ctx: LoadContext) -> None:
         ctx.con.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
         insert_rows(ctx.con, table, tables[table])
     ctx.outcome.rows = sum(len(v) for v in tables.values())
-    ctx.outcome.status = "updated"
+    ctx.outcome.status = SourceStatus.updated
 
 
 def _keep_claim_history(ctx: LoadContext, new_claims: list[dict]) -> None:

@@ -28,7 +28,7 @@ from ingest.curated.files import (
 )
 from ingest.http import Raw
 from warehouse.exceptions import CuratedFileError
-from warehouse.vocabulary import model_family, normalise_model
+from warehouse.model.vocabulary import model_family, normalise_model
 
 SOURCE = "curated"
 PARSER_VERSION = "curated-yaml/1"
@@ -93,7 +93,16 @@ def rows(parsed: dict[str, BaseModel], snapshots: dict[str, str]) -> dict[str, l
     """Table rows from the parsed files; ``snapshots`` maps file name → source snapshot id."""
     out: dict[str, list[dict]] = {"claim": [], "hardware": [], "hardware_spec": [],
                                   "model_shape": [], "accelerator_alias": []}
-    claims: ClaimsFile = parsed["claims.yaml"]  # type: ignore[assignment]
+    _claims(out, parsed["claims.yaml"], snapshots)  # type: ignore[arg-type]
+    _hardware(out, parsed["hardware.yaml"], snapshots)  # type: ignore[arg-type]
+    _models(out, parsed["models.yaml"], snapshots)  # type: ignore[arg-type]
+    _aliases(out, parsed["accelerators.yaml"], snapshots["accelerators.yaml"])  # type: ignore[arg-type]
+    _check_unique(out)
+    _check_recompute(out)
+    return out
+
+
+def _claims(out: dict[str, list[dict]], claims: ClaimsFile, snapshots: dict[str, str]) -> None:
     for c in claims.claims:
         out["claim"].append({
             "id": c.id, "vendor": c.vendor, "product": c.product, "model": c.model,
@@ -107,7 +116,9 @@ def rows(parsed: dict[str, BaseModel], snapshots: dict[str, str]) -> dict[str, l
             "recompute_denominator": c.recompute.denominator if c.recompute else None,
             "file": "claims.yaml",
             "source_snapshot_id": snapshots["claims.yaml"]})
-    hw: HardwareFile = parsed["hardware.yaml"]  # type: ignore[assignment]
+
+
+def _hardware(out: dict[str, list[dict]], hw: HardwareFile, snapshots: dict[str, str]) -> None:
     for h in hw.hardware:
         out["hardware"].append({
             "id": h.id, "name": h.name, "vendor": h.vendor, "kind": h.kind,
@@ -122,7 +133,9 @@ def rows(parsed: dict[str, BaseModel], snapshots: dict[str, str]) -> dict[str, l
                 "quote": s.source.quote, "cited_via": s.source.cited_via,
                 "vendor_url": s.source.vendor_url, "note": s.note,
                 "file": "hardware.yaml", "source_snapshot_id": snapshots["hardware.yaml"]})
-    models: ModelsFile = parsed["models.yaml"]  # type: ignore[assignment]
+
+
+def _models(out: dict[str, list[dict]], models: ModelsFile, snapshots: dict[str, str]) -> None:
     for m in models.models:
         out["model_shape"].append({
             "id": m.id, "name": m.name, "illustrative": m.illustrative, "params": m.params,
@@ -131,8 +144,9 @@ def rows(parsed: dict[str, BaseModel], snapshots: dict[str, str]) -> dict[str, l
             "checked_on": m.source.checked_on, "source_title": m.source.title,
             "source_url": m.source.where, "note": m.note, "file": "models.yaml",
             "source_snapshot_id": snapshots["models.yaml"]})
-    acc: AcceleratorsFile = parsed["accelerators.yaml"]  # type: ignore[assignment]
-    sid = snapshots["accelerators.yaml"]
+
+
+def _aliases(out: dict[str, list[dict]], acc: AcceleratorsFile, sid: str) -> None:
     for a in acc.accelerators:
         out["accelerator_alias"].append({
             "alias": a.id, "accelerator_id": a.id, "vendor": a.vendor, "mix": "single",
@@ -159,7 +173,10 @@ def rows(parsed: dict[str, BaseModel], snapshots: dict[str, str]) -> dict[str, l
             "vendor": next(a.vendor for a in acc.accelerators if a.id == sku.accelerator_id),
             "mix": "single", "count": sku.count, "kind": "azure_sku", "file": "accelerators.yaml",
             "source_snapshot_id": sid})
-    _check_unique(out)
+
+
+def _check_recompute(out: dict[str, list[dict]]) -> None:
+    """A claim's recompute refers to hardware spec ids that exist."""
     specs = {r["id"] for r in out["hardware_spec"]}
     for claim_row in out["claim"]:
         for ref in (claim_row["recompute_numerator"], claim_row["recompute_denominator"]):
@@ -167,7 +184,6 @@ def rows(parsed: dict[str, BaseModel], snapshots: dict[str, str]) -> dict[str, l
                 raise CuratedFileError(f"{SOURCE}: claims.yaml: claim {claim_row['id']}: recompute refers to "
                                        f"{ref!r}, which is not a hardware spec id "
                                        "(hardware id:metric)", source=SOURCE, field="recompute")
-    return out
 
 
 def _check_unique(out: dict[str, list[dict]]) -> None:

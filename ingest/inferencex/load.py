@@ -32,9 +32,10 @@ from ingest.inferencex.parse import (
     parse_benchmarks,
 )
 from ingest.mirror import fetch_or_carried
-from warehouse.db import fetch_dicts, insert_rows, scalar
 from warehouse.exceptions import PerfledgerError, SourceError
+from warehouse.model.vocabulary import SourceStatus
 from warehouse.redact import redact
+from warehouse.storage.db import fetch_dicts, insert_rows, scalar
 
 DEFAULT_BASE_URL = "https://inferencex.semianalysis.com"
 
@@ -90,7 +91,7 @@ def load(ctx: LoadContext) -> None:
             added += _load_model(ctx, cfg, display, report, detail)
         except PerfledgerError as e:
             why = str(e).removeprefix(f"{SOURCE}: ")
-            detail.update(status="failed", message=why)
+            detail.update(status=SourceStatus.failed, message=why)
             ctx.outcome.stale[f"model {display}"] = why
             if not scalar(ctx.reader, "SELECT count(*) FROM inferencex_observation "
                           "WHERE model_display = ?", [display]):
@@ -132,7 +133,7 @@ def _load_model(ctx: LoadContext, cfg: InferencexConfig, display: str, report: P
         detail["source"] = raw.url
     if raw.not_modified or (prev and prev["sha256"] == raw.sha256
                             and prev["parser_version"] == PARSER_VERSION):
-        detail["status"] = "unchanged"
+        detail["status"] = SourceStatus.unchanged
         return 0
     return _add(ctx, raw, display, label, cfg.as_of, report, detail,
                 rows_key=copy.rows_key if copy else None)
@@ -186,7 +187,7 @@ def _add(ctx: LoadContext, raw: Raw, display: str, label: str, as_of: date | Non
         ctx.con.execute("UPDATE inferencex_observation SET withdrawn_at = ? WHERE "
                         "list_contains(?::VARCHAR[], id)", [fetched, withdrawn])
     insert_rows(ctx.con, "inferencex_observation", fresh + [r for _, r in revised])
-    detail["status"] = "updated"
+    detail["status"] = SourceStatus.updated
     return len(fresh) + len(revised) + len(withdrawn)
 
 

@@ -32,7 +32,7 @@ from datetime import date, datetime
 from ingest import jsonsafe
 from ingest.http import Raw
 from warehouse.exceptions import ParseError
-from warehouse.vocabulary import (
+from warehouse.model.vocabulary import (
     INFERENCEX_ATTRIBUTION,
     INFERENCEX_MEASURER,
     VALID_POWER_SCHEMA,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from warehouse import reconcile
-from warehouse.suites import WARNING, Rule, in_set, not_null, rows
-from warehouse.vocabulary import INFERENCEX_MEASURER, POWER_STATUSES
+from warehouse.figures import reconcile
+from warehouse.model.vocabulary import INFERENCEX_MEASURER, POWER_STATUSES
+from warehouse.quality.suites import WARNING, Rule, in_set, not_null, rows
 
 T = "inferencex_observation"
 

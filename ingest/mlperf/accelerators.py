@@ -24,7 +24,7 @@ from functools import lru_cache
 import duckdb
 
 from ingest.mlperf.identity import Identity, compatible, parse
-from warehouse.coverage import coverage
+from warehouse.figures.coverage import coverage
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,10 @@ from ingest.context import LoadContext, SourceConfig
 from ingest.http import Raw
 from ingest.mirror import carried, fetch_pinned
 from ingest.mlperf.parse import PARSER_VERSION, SOURCE, ParseReport, parse
-from warehouse.db import insert_rows, scalar
 from warehouse.exceptions import ParseError, PerfledgerError, SourceError
+from warehouse.model.vocabulary import SourceStatus
 from warehouse.redact import redact
+from warehouse.storage.db import insert_rows, scalar
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
@@ -89,7 +90,7 @@ def load(ctx: LoadContext) -> None:
             written += _load_round(ctx, round_name, ctx.resolve(pin.url), detail,
                                    sha256=pin.sha256, mirror=cfg.builtin_mirror)
         except PerfledgerError as e:
-            detail.update(status="failed", message=str(e))
+            detail.update(status=SourceStatus.failed, message=str(e))
             if isinstance(e, SourceError) and e.excerpt:
                 ctx.outcome.excerpts[round_name] = e.excerpt
             # named once: "v5.1: <why>", not "mlperf: …" or "mlperf v5.1: …" again
@@ -153,6 +154,6 @@ def _load_round(ctx: LoadContext, round_name: str, url: str, detail: dict, *,
     ctx.record(raw, kind="mlperf_summary", label=round_name, parser_version=PARSER_VERSION)
     ctx.con.execute("DELETE FROM mlperf_result WHERE list_contains(?, round)", [rounds])
     insert_rows(ctx.con, "mlperf_result", rows)
-    detail.update(status="updated", rows=len(rows), sha256=raw.sha256,
+    detail.update(status=SourceStatus.updated, rows=len(rows), sha256=raw.sha256,
                   format=rows[0]["source_format"])
     return len(rows)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from warehouse.exceptions import ParseError
-from warehouse.vocabulary import (
+from warehouse.model.vocabulary import (
     POWER_UNITS,
     SCENARIOS,
     Evidence,

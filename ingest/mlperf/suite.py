@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from ingest.mlperf.rows import NATURAL_KEY
-from warehouse.suites import WARNING, Rule, in_set, rows, unique
-from warehouse.vocabulary import (
+from warehouse.model.vocabulary import (
     AVAILABILITY,
     DIVISIONS,
     KNOWN_UNITS,
@@ -16,6 +15,7 @@ from warehouse.vocabulary import (
     THROUGHPUT_UNITS,
     sql_list,
 )
+from warehouse.quality.suites import WARNING, Rule, in_set, rows, unique
 
 T = "mlperf_result"
 

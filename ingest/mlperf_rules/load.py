@@ -10,8 +10,9 @@ from pydantic import Field, StringConstraints, model_validator
 from ingest.context import LoadContext, SourceConfig
 from ingest.mirror import carried, fetch_pinned
 from ingest.mlperf_rules.parse import PARSER_VERSION, SOURCE, parse
-from warehouse.db import insert_rows
+from warehouse.model.vocabulary import SourceStatus
 from warehouse.redact import redact
+from warehouse.storage.db import insert_rows
 
 # The rules document at a pinned commit (the master branch's head when pinned): pinned bytes let
 # the built-in mirror stand in offline. A new round's rules arrive by moving the pin.
@@ -59,7 +60,7 @@ def load(ctx: LoadContext) -> None:
         ctx.con.execute("DELETE FROM rule_pin")
         insert_rows(ctx.con, "rule_pin", pins)
     if raw.not_modified or (prev and prev["sha256"] == raw.sha256):
-        ctx.outcome.status = "updated" if pins_changed else "unchanged"
+        ctx.outcome.status = SourceStatus.updated if pins_changed else SourceStatus.unchanged
         return
     snapshot_id = ctx.record(raw, kind="rules_document", label="rules",
                              parser_version=PARSER_VERSION)
@@ -75,4 +76,4 @@ def load(ctx: LoadContext) -> None:
     insert_rows(ctx.con, "benchmark_rule", rows)
     ctx.outcome.rows = len(rows)
     ctx.outcome.details["sha256"] = raw.sha256
-    ctx.outcome.status = "updated"
+    ctx.outcome.status = SourceStatus.updated

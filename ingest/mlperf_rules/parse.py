@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from ingest.http import Raw
 from warehouse.exceptions import ParseError
-from warehouse.vocabulary import Evidence, normalise_model
+from warehouse.model.vocabulary import Evidence, normalise_model
 
 SOURCE = "mlperf_rules"
 PARSER_VERSION = "mlperf-rules-adoc/1"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from warehouse.suites import Rule, rows
+from warehouse.quality.suites import Rule, rows
 
 
 def rules() -> list[Rule]:

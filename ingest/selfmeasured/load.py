@@ -24,9 +24,9 @@ from ingest.context import LoadContext, SourceConfig, SourceSpec
 from ingest.http import Raw
 from ingest.selfmeasured import detect, suite
 from ingest.selfmeasured.runs import Parsed
-from warehouse.db import fetch_dicts, insert_rows
 from warehouse.exceptions import ImportRefused, ResultFileError
-from warehouse.vocabulary import Evidence
+from warehouse.model.vocabulary import Evidence
+from warehouse.storage.db import fetch_dicts, insert_rows
 
 SOURCE = "selfmeasured"
 PARSER_VERSION = "selfmeasured/1"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from warehouse.suites import Rule, not_null, rows
+from warehouse.quality.suites import Rule, not_null, rows
 
 T = "self_observation"
 

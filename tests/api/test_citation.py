@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from tests.conftest import make_settings
 from tests.helpers import CASES, copy_data_dir
-from warehouse.vocabulary import INFERENCEX_ATTRIBUTION, MLPERF_DERIVED_NOTICE
+from warehouse.model.vocabulary import INFERENCEX_ATTRIBUTION, MLPERF_DERIVED_NOTICE
 
 MLPERF = CASES / "mlperf"
 # The routes whose rows are computed from MLPerf results.

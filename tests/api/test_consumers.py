@@ -54,7 +54,7 @@ def test_parquet_pages_are_typed_by_the_database_and_concatenate(full_client):
                            ).json()["rows"]
     assert both.column("id").to_pylist() == [r["id"] for r in rows[:both.num_rows]]
     comment = pages[0].schema.field("cost_per_million_tokens").metadata[b"comment"].decode()
-    from warehouse.public import CostPublic
+    from warehouse.model.public import CostPublic
     assert comment == CostPublic.model_fields["cost_per_million_tokens"].description
 
 

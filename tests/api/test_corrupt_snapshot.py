@@ -13,7 +13,7 @@ import pytest
 
 from ingest.refresh import refresh
 from tests.conftest import full_sources, make_settings, mount_azure
-from warehouse.store import ID_TIME, id_time
+from warehouse.storage.store import ID_TIME, id_time
 
 
 def _second_snapshot(tmp):

@@ -206,7 +206,7 @@ def test_list_price_cost_view_equals_the_costs_route(evidence_warehouse, evidenc
 
     import duckdb
 
-    from warehouse.public import CostPublic
+    from warehouse.model.public import CostPublic
 
     tmp = evidence_warehouse
     current = json.loads((tmp / "var" / "CURRENT").read_text())["file"]

@@ -13,7 +13,7 @@ import pytest
 
 from ingest.refresh import refresh
 from tests.conftest import make_settings, write_sources
-from warehouse.store import ID_TIME, REQUIRED_TABLES, Layout, id_time
+from warehouse.storage.store import ID_TIME, REQUIRED_TABLES, Layout, id_time
 
 GOOD = "20261201T000000000000Z-aaaaaa"
 
@@ -74,7 +74,7 @@ def test_the_next_refresh_quarantines_it_and_rebuilds_on_the_last_good(data_dir,
 
 
 def test_the_required_tables_are_tables_of_the_schema():
-    from warehouse.schema import empty_warehouse
+    from warehouse.model.schema import empty_warehouse
 
     tables = {r[0] for r in empty_warehouse().execute(
         "SELECT table_name FROM duckdb_tables()").fetchall()}

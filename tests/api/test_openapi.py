@@ -74,9 +74,9 @@ def test_every_cli_command_is_documented():
 def test_data_dictionary_file_matches_the_schema():
     import duckdb
 
-    from warehouse import derived
-    from warehouse.catalog import dictionary
-    from warehouse.schema import create_all
+    from warehouse.figures import derived
+    from warehouse.model.catalog import dictionary
+    from warehouse.model.schema import create_all
 
     con = duckdb.connect()
     create_all(con)

@@ -290,7 +290,7 @@ def test_a_page_by_position_is_the_plain_page(full_copy, client_for, monkeypatch
     page on the same table."""
     import random
 
-    import warehouse.public
+    import warehouse.model.public
     import warehouse.queries.listing
     from api.responses import encode_row
     from warehouse.exceptions import QueryError
@@ -301,7 +301,7 @@ def test_a_page_by_position_is_the_plain_page(full_copy, client_for, monkeypatch
     client = client_for(make_settings(tmp, sources, api_response_cache_mb=0))
     opened = client.app.state.reader.get()
     con = opened.local_cursor()
-    model = getattr(warehouse.public, public)
+    model = getattr(warehouse.model.public, public)
     plain = ListQuery(relation=relation, public=model)
     base, params, cols, order = serving_source(con, plain, relation_columns(con, relation))
     served = opened.serving(relation, cols, base, params, order, lambda r: encode_row(r, cols))

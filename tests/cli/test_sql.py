@@ -9,7 +9,7 @@ import json
 import duckdb
 import pytest
 
-from warehouse.db import GUARD_SQL
+from warehouse.storage.db import GUARD_SQL
 
 
 def test_a_query_answers(perfledger):
@@ -44,7 +44,7 @@ def test_writes_and_outside_access_are_refused_with_one_line(perfledger, data_di
 def test_the_api_connection_is_guarded_too(data_dir, tmp_path):
     """The API attaches the snapshot to an in-memory database, then locks it the same way."""
     from api.snapshot import SnapshotReader
-    from warehouse.store import Layout
+    from warehouse.storage.store import Layout
 
     reader = SnapshotReader(Layout(data_dir), check_interval=0)
     try:

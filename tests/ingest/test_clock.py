@@ -16,7 +16,7 @@ import pytest
 from ingest.refresh import refresh
 from tests.conftest import make_settings, publish_small, write_sources
 from tests.helpers import REPO
-from warehouse.store import Layout
+from warehouse.storage.store import Layout
 
 ID_TIME = "%Y%m%dT%H%M%S%fZ"  # the time part of a snapshot id
 

@@ -11,8 +11,8 @@ import pytest
 from ingest.context import LoadContext, SourceConfig, SourceOutcome
 from ingest.http import DEFAULT_POLICY, Raw, make_client
 from warehouse.exceptions import ParseError, ShrinkError
-from warehouse.staging import Staging
-from warehouse.store import Layout
+from warehouse.storage.staging import Staging
+from warehouse.storage.store import Layout
 
 
 @pytest.fixture

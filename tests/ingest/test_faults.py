@@ -27,7 +27,7 @@ from tests.helpers import RULES_ADOC, Reply
 from warehouse.exceptions import ConfigError
 from warehouse.redact import redact, redact_text, secret_name
 from warehouse.settings import Settings
-from warehouse.store import Layout, RefreshLock
+from warehouse.storage.store import Layout, RefreshLock
 
 BIN = Path(sys.executable).parent
 CSV = (b"Organization,Availability,Division,SystemName,Platform,Model,Scenario,Result,Units,"
@@ -279,7 +279,7 @@ def test_a_disk_that_fills_mid_commit_is_named_not_hidden_by_the_rollback(tmp_pa
                                                                         monkeypatch):
     """DuckDB's commit fails on ENOSPC and the rollback after it fails too ("cannot rollback"):
     the run names the full disk, not the rollback."""
-    from warehouse.staging import Staging
+    from warehouse.storage.staging import Staging
 
     server.files["/r.csv"] = CSV
     sources = write_sources(tmp_path / "sources.toml",
@@ -309,7 +309,7 @@ def test_a_run_journal_write_on_a_full_disk_is_a_reported_failure(tmp_path, serv
     """With no space left the run record cannot be written — at the start (0 writes succeed)
     or mid-run: the refresh still returns a failed report naming ENOSPC and the file, never a
     traceback, and publishes nothing."""
-    import warehouse.store as store
+    import warehouse.storage.store as store
 
     server.files["/r.csv"] = CSV
     sources = write_sources(tmp_path / "sources.toml",

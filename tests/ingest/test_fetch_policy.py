@@ -22,7 +22,7 @@ from ingest.refresh import refresh
 from tests.conftest import make_settings, write_sources
 from tests.helpers import V51_JSON, LocalServer, Reply
 from warehouse.exceptions import FetchError, FetchRefused
-from warehouse.store import Layout
+from warehouse.storage.store import Layout
 
 BIN = Path(sys.executable).parent
 CSV = (b"Organization,Availability,Division,SystemName,Platform,Model,Scenario,Result,Units,"

@@ -14,7 +14,7 @@ import pytest
 from ingest.refresh import refresh
 from tests.conftest import make_settings, write_sources
 from tests.helpers import Reply, copy_data_dir
-from warehouse.store import Layout
+from warehouse.storage.store import Layout
 
 
 def served_rows(client) -> list[dict]:

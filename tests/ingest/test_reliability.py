@@ -22,7 +22,7 @@ from tests.azure_emulator import seed_items
 from tests.conftest import full_sources, make_settings, mount_azure, write_sources
 from tests.helpers import REPO, SUMMARY_CSV, Reply, copy_data_dir
 from warehouse.exceptions import ConfigError, SnapshotError
-from warehouse.store import Layout
+from warehouse.storage.store import Layout
 
 BIN = Path(sys.executable).parent
 

@@ -13,7 +13,7 @@ import pytest
 from ingest.refresh import refresh
 from tests.conftest import make_settings, publish_small, write_sources
 from warehouse.exceptions import SnapshotError
-from warehouse.store import Layout
+from warehouse.storage.store import Layout
 
 FIRST = "20261201T000000000000Z-aaaaaa"
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import duckdb
 import pytest
 
-from warehouse.db import insert_rows
+from warehouse.storage.db import insert_rows
 
 
 def test_rows_are_read_by_the_table_s_columns_whatever_keys_each_row_has():

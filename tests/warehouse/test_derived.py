@@ -1,4 +1,4 @@
-"""warehouse.derived on hand-made rows: the ratio pairs like with like, per-accelerator and
+"""warehouse.figures.derived on hand-made rows: the ratio pairs like with like, per-accelerator and
 assumed-rate figures follow their formulas, every column is commented, and each view's basis
 is what ``vocabulary.basis`` makes of its inputs."""
 
@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from warehouse.db import insert_rows
-from warehouse.schema import empty_warehouse
-from warehouse.vocabulary import ASSUMED_RATES, basis
+from warehouse.model.schema import empty_warehouse
+from warehouse.model.vocabulary import ASSUMED_RATES, basis
+from warehouse.storage.db import insert_rows
 
 
 def row(id: str, scenario: str, result: float, units: str = "Tokens/s", **over) -> dict:

@@ -13,9 +13,9 @@ import re
 import duckdb
 import pytest
 
-from warehouse import derived
-from warehouse.schema import empty_warehouse
-from warehouse.vocabulary import Evidence
+from warehouse.figures import derived
+from warehouse.model.schema import empty_warehouse
+from warehouse.model.vocabulary import Evidence
 
 LABELS = [e.value for e in Evidence]
 

@@ -1,4 +1,4 @@
-"""warehouse.export: every table and view as a file, with a manifest whose row counts and
+"""warehouse.storage.export: every table and view as a file, with a manifest whose row counts and
 hashes describe the files written."""
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from warehouse.exceptions import ConfigError
-from warehouse.export import export
-from warehouse.schema import create_all
-from warehouse.store import Layout
+from warehouse.model.schema import create_all
+from warehouse.storage.export import export
+from warehouse.storage.store import Layout
 
 
 @pytest.fixture
 def ref(tmp_path):
-    from warehouse import derived
+    from warehouse.figures import derived
 
     layout = Layout(tmp_path / "var")
     layout.ensure()
@@ -98,7 +98,7 @@ def test_decimals_become_doubles_for_pandas():
 
     import pyarrow as pa
 
-    from warehouse.export import for_parquet
+    from warehouse.storage.export import for_parquet
 
     t = pa.table({"rate": pa.array([Decimal("10.50"), None], pa.decimal128(10, 2)),
                   "n": pa.array([None, None], pa.string())})
@@ -134,7 +134,7 @@ def test_a_full_disk_mid_export_leaves_nothing_and_says_so_in_one_line(ref, tmp_
     from warehouse.exceptions import ExportError
 
     con = duckdb.connect(str(ref.path), read_only=True)
-    from warehouse.catalog import entries
+    from warehouse.model.catalog import entries
     third = entries(con)[2]["name"]
     con.close()
     real = tempfile.mkdtemp

@@ -1,8 +1,8 @@
-"""warehouse.health over a hand-made run journal: staleness, the health summary, history."""
+"""warehouse.quality.health over a hand-made run journal: staleness, the health summary, history."""
 
 from __future__ import annotations
 
-from warehouse import health
+from warehouse.quality import health
 
 
 def run(id: str, status: str, **sources: str) -> dict:

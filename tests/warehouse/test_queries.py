@@ -10,10 +10,10 @@ import duckdb
 import pytest
 
 from warehouse import queries as q
-from warehouse.db import insert_rows
 from warehouse.exceptions import QueryError
-from warehouse.public import ClaimPublic, MlperfResultPublic
-from warehouse.schema import empty_warehouse
+from warehouse.model.public import ClaimPublic, MlperfResultPublic
+from warehouse.model.schema import empty_warehouse
+from warehouse.storage.db import insert_rows
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 

@@ -1,4 +1,4 @@
-"""warehouse.schema: one declaration makes the tables and their comments, and a table made by
+"""warehouse.model.schema: one declaration makes the tables and their comments, and a table made by
 an earlier version gains the columns added since; the API answers NULL for a column that an
 older snapshot lacks."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import duckdb
 
-from warehouse.db import insert_rows
-from warehouse.public import MlperfResultPublic
+from warehouse.model.public import MlperfResultPublic
+from warehouse.model.schema import TABLES, Claim, create_all
 from warehouse.queries import ListQuery, relation_columns, run_list
-from warehouse.schema import TABLES, Claim, create_all
+from warehouse.storage.db import insert_rows
 
 
 def test_every_table_and_column_is_created_with_its_comment():

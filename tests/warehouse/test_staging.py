@@ -1,4 +1,4 @@
-"""warehouse.staging: nothing is copied until a source writes; a failed source's writes are
+"""warehouse.storage.staging: nothing is copied until a source writes; a failed source's writes are
 rolled back; the published snapshot is never written to."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import hashlib
 import duckdb
 import pytest
 
-from warehouse.schema import create_all
-from warehouse.staging import Staging
-from warehouse.store import Layout
+from warehouse.model.schema import create_all
+from warehouse.storage.staging import Staging
+from warehouse.storage.store import Layout
 
 
 def published(tmp_path) -> Layout:

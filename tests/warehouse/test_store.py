@@ -1,4 +1,4 @@
-"""warehouse.store: the raw store, publishing, retention, the run journal and the lock."""
+"""warehouse.storage.store: the raw store, publishing, retention, the run journal and the lock."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 import pytest
 
 from warehouse.exceptions import RefreshLocked, SnapshotError
-from warehouse.store import Layout, RefreshLock, atomic_write
+from warehouse.storage.store import Layout, RefreshLock, atomic_write
 
 
 @pytest.fixture

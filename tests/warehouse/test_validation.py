@@ -15,8 +15,8 @@ from ingest.context import LoadContext
 from ingest.refresh import all_rules, refresh
 from tests.conftest import make_settings
 from tests.helpers import no_op, replace_loads
-from warehouse import derived
-from warehouse.store import Layout
+from warehouse.figures import derived
+from warehouse.storage.store import Layout
 
 
 def test_real_data_passes_every_rule_and_the_run_lists_each_one(full_warehouse):

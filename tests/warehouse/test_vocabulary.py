@@ -1,5 +1,5 @@
 """One vocabulary: parsers, validation suites, derived views and API parameters read the same
-sets from ``warehouse.vocabulary``, and no other module spells them."""
+sets from ``warehouse.model.vocabulary``, and no other module spells them."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from ingest.mlperf import rows as mlperf_parse
 from ingest.mlperf import suite as mlperf_suite
 from ingest.refresh import all_rules
 from tests.helpers import REPO
-from warehouse import vocabulary as v
-from warehouse.suites import provenance
+from warehouse.model import vocabulary as v
+from warehouse.quality.suites import provenance
 
 
 def in_set_values(rules, column: str, table: str) -> set:

@@ -8,10 +8,10 @@ from collections import defaultdict
 
 import duckdb
 
-from warehouse.coverage import coverage
-from warehouse.db import fetch_dicts
-from warehouse.derived import round_order
-from warehouse.vocabulary import ACCELERATOR_FIGURES
+from warehouse.figures.coverage import coverage
+from warehouse.figures.derived import round_order
+from warehouse.model.vocabulary import ACCELERATOR_FIGURES
+from warehouse.storage.db import fetch_dicts
 
 __all__ = ["accelerator_detail", "accelerators", "coverage"]
 

@@ -4,16 +4,15 @@ are written here, never in a route."""
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import Annotated
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from warehouse import derived
 from warehouse.exceptions import QueryError
-from warehouse.frontier import frontier_sql
-from warehouse.public import (
+from warehouse.figures import derived
+from warehouse.figures.frontier import frontier_sql
+from warehouse.model.public import (
     BenchmarkRulePublic,
     ClaimCheckPublic,
     ClaimObservationPublic,
@@ -32,40 +31,53 @@ from warehouse.public import (
     SourceSnapshotPublic,
     TrendPublic,
 )
-from warehouse.queries.listing import Accelerators, AnyOf, Known, ListQuery, contains_pattern
-from warehouse.vocabulary import (
+from warehouse.model.vocabulary import (
+    ASSUMED_RATES,
     Evidence,
     basis,
     model_family,
     normalise_model,
 )
+from warehouse.queries.listing import Accelerators, AnyOf, Known, ListQuery, contains_pattern
 
 
-@dataclass
-class ResultFilter:
-    """Filters every route over MLPerf results shares; values already checked against the
-    vocabulary by the caller, model spellings normalised here."""
+class ResultFilter(BaseModel):
+    """Filters every route over MLPerf results shares, declared once: the API's query
+    parameters are these fields (``api.params.ResultParams``, which checks them against the
+    vocabulary and applies the defaults) and the builders below read them; model spellings are
+    normalised here."""
 
-    round: list[str] = field(default_factory=list)
-    division: list[str] = field(default_factory=list)
-    organization: list[str] = field(default_factory=list)
-    model: list[str] = field(default_factory=list)
-    accelerator: list[str] = field(default_factory=list)
-    availability: list[str] = field(default_factory=list)
-    scenario: list[str] = field(default_factory=list)
-    system: str | None = None  # a substring of the system name, any case
+    round: list[str] | None = Field(None, description="MLPerf round, e.g. v6.1 (6.1 and V6.1 "
+                                    "are the same).")
+    division: list[str] | None = Field(None, description="closed (default) or open; all for "
+                                       "both.")
+    availability: list[str] | None = Field(None, description="available (default), preview or "
+                                           "rdi; all for every system.")
+    organization: list[str] | None = Field(None, description="Submitter, e.g. NVIDIA (any "
+                                           "case).")
+    model: list[str] | None = Field(None, description="Model id or family, e.g. deepseek-r1, "
+                                    "llama2-70b (both accuracy targets) or llama2-70b-99 "
+                                    "(llama3_1-8b and llama3.1-8b are the same).")
+    accelerator: list[str] | None = Field(None, description=(
+        "Accelerator: an id (amd-mi355x, see /v1/accelerators), a published spelling or a short "
+        "name (H200, MI355X, B200); an ambiguous short name (H100) is a 422 listing the ids."))
+    scenario: list[str] | None = Field(None, description="Offline, Server, Interactive, "
+                                       "SingleStream or MultiStream (any case).")
+    system: str | None = Field(None, description="Substring of the system name "
+                               "(case-insensitive).")
 
     def _rounds(self) -> list[str]:
         return [r.strip().lower() if r.strip()[:1].lower() == "v" else "v" + r.strip()
-                for r in self.round]  # 6.1 and V6.1 are v6.1
+                for r in self.round or []]  # 6.1 and V6.1 are v6.1
 
     def any_of(self) -> list[AnyOf]:
         """The filters as conditions. ``model`` matches a model id or a family (a family
         matches all its ids), spellings normalised."""
         out: list[AnyOf] = []
         rounds = self._rounds()
-        for column, values in (("round", rounds), ("division", self.division),
-                               ("availability", self.availability), ("scenario", self.scenario)):
+        for column, values in (("round", rounds), ("division", self.division or []),
+                               ("availability", self.availability or []),
+                               ("scenario", self.scenario or [])):
             if values:
                 out.append(AnyOf(((column, False, values),)))
         if self.organization:  # as people type them: nvidia finds NVIDIA
@@ -120,7 +132,7 @@ class ResultFilter:
 
     def note(self) -> str | None:
         """What to say when every value is known but nothing matches."""
-        if not any(getattr(self, f.name) for f in dataclasses.fields(self)):
+        if not any(getattr(self, name) for name in ResultFilter.model_fields):
             return None
         if self.defaulted:
             return ("no closed-division, available system matches (division and availability "
@@ -139,7 +151,7 @@ def results_query(f: ResultFilter, *, units: list[str], min_result: float | None
                   max_result: float | None) -> ListQuery:
     """MLPerf result rows; ``accelerator`` matches an id or the name as published."""
     accs = f.accelerator
-    q = dataclasses.replace(f, accelerator=[]).query("mlperf_result", MlperfResultPublic)
+    q = f.model_copy(update={"accelerator": []}).query("mlperf_result", MlperfResultPublic)
     q.equals["units"] = units
     if accs:  # also the name as published, for spellings no id maps
         q.any_of.append(AnyOf((("accelerator_id", False, Accelerators(tuple(accs))),
@@ -191,7 +203,7 @@ def trends_query(f: ResultFilter) -> ListQuery:
     each round among the results ``f`` selects (its division and availability included), with
     the change against the previous round; oldest round first unless sorted."""
     where, params = f.where("result_per_accelerator")
-    wider = dataclasses.replace(f, division=[], availability=[]).query(
+    wider = f.model_copy(update={"division": [], "availability": []}).query(
         "result_per_accelerator", PerAcceleratorPublic)
     wider.where.append(("t.accelerator_id IS NOT NULL", []))  # as the trend itself reads
     return ListQuery(relation="accelerator_trend", public=TrendPublic,
@@ -347,29 +359,55 @@ def sources_query(*, source: list[str]) -> ListQuery:
                      equals={"source": source})
 
 
-@dataclass
-class ObservationFilter:
-    """Filters of InferenceX observations. ``model`` matches the warehouse model id (family),
-    the raw key or the display name; ``accelerator`` an accelerator id, a short name or the
-    InferenceX hardware key."""
+# Sequence lengths fit the warehouse's INTEGER columns with room to spare.
+MAX_TOKENS = 10_000_000
+Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+MODEL = ("Model: the warehouse model id or family (deepseek-r1, gpt-oss-120b), the InferenceX "
+         "raw key (dsr1) or its display name (DeepSeek-R1-0528).")
+ACCELERATOR = ("Accelerator: an id (nvidia-b200-sxm-180gb), a short name (B200, MI355X) or the "
+               "InferenceX hardware key (b200, gb200).")
 
-    model: list[str] = field(default_factory=list)
-    accelerator: list[str] = field(default_factory=list)
-    framework: list[str] = field(default_factory=list)
-    precision: list[str] = field(default_factory=list)
-    isl: list[int] = field(default_factory=list)
-    osl: list[int] = field(default_factory=list)
-    power_status: list[str] = field(default_factory=list)
-    date_from: date | None = None
-    date_to: date | None = None
+
+def day(name: str, value: str | None) -> date | None:
+    """A YYYY-MM-DD parameter as a date; a 422 naming ``name`` when it is not one."""
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise QueryError(f"{name}: {value!r} is not a date (YYYY-MM-DD)", param=name) from None
+
+
+class ObservationFilter(BaseModel):
+    """Filters of InferenceX observations, declared once: the API's query parameters
+    (``ObservationParams``) and ``observations_query`` read these fields. ``model`` matches the
+    warehouse model id (family), the raw key or the display name; ``accelerator`` an
+    accelerator id, a short name or the InferenceX hardware key."""
+
+    model: list[str] | None = Field(None, description=MODEL)
+    accelerator: list[str] | None = Field(None, description=ACCELERATOR)
+    framework: list[str] | None = Field(None, description="Serving framework key, e.g. sglang, "
+                                        "trt, vllm, dynamo-trt.")
+    precision: list[str] | None = Field(None, description="fp4, fp8, bf16 or int4.")
+    isl: list[Tokens] | None = Field(None, description="Input tokens, e.g. 1024 or 8192.")
+    osl: list[Tokens] | None = Field(None, description="Output tokens, e.g. 1024 or 8192.")
+    power_status: list[str] | None = Field(None, description="valid, unsupported_schema, "
+                                           "invalid, legacy_unverified or none.")
+    date_from: str | None = Field(None, description="Observed on or after (YYYY-MM-DD).")
+    date_to: str | None = Field(None, description="Observed on or before (YYYY-MM-DD).")
+
+    def dates(self) -> tuple[date | None, date | None]:
+        """The date window, checked."""
+        return day("date_from", self.date_from), day("date_to", self.date_to)
 
 
 def observations_query(f: ObservationFilter, as_of: datetime | None = None) -> ListQuery:
     """InferenceX observations with their mapped ids, each row's version valid at ``as_of``
     (now by default: the current versions), newest first unless sorted."""
     q = ListQuery(relation="observation", public=ObservationPublic, where=[_valid_at(as_of)],
-                  equals={"isl": f.isl, "osl": f.osl, "power_status": f.power_status,
-                          "framework": f.framework, "precision": f.precision},
+                  equals={"isl": f.isl or [], "osl": f.osl or [],
+                          "power_status": f.power_status or [], "framework": f.framework or [],
+                          "precision": f.precision or []},
                   casefold=("framework", "precision"),
                   sort=["-observed_on", "model", "hardware", "framework", "conc"],
                   sources=("inferencex",))
@@ -386,30 +424,65 @@ def observations_query(f: ObservationFilter, as_of: datetime | None = None) -> L
         q.known.append(Known("accelerator", tuple(a.strip() for a in f.accelerator),
                              "SELECT accelerator_id FROM observation UNION SELECT hardware_base "
                              "FROM observation ORDER BY 1"))
-    if f.date_from is not None:
-        q.where.append(("t.observed_on >= ?", [f.date_from]))
-    if f.date_to is not None:
-        q.where.append(("t.observed_on <= ?", [f.date_to]))
+    date_from, date_to = f.dates()
+    if date_from is not None:
+        q.where.append(("t.observed_on >= ?", [date_from]))
+    if date_to is not None:
+        q.where.append(("t.observed_on <= ?", [date_to]))
     return q
 
 
-def frontier_query(*, model: str, isl: int, osl: int, accelerator: list[str],
-                   framework: list[str], precision: list[str], spec_method: list[str],
-                   disagg: bool | None, until: date | None,
-                   interactivity: float | None, rate: float, region: str, offer: str, os: str,
-                   include_dominated: bool, mlperf_division: list[str]) -> ListQuery:
-    """The frontier of ``model`` at ``isl``/``osl`` per accelerator, MLPerf results on the same
-    axes, and the answer at ``interactivity`` (see ``warehouse.frontier``)."""
+class FrontierFilter(BaseModel):
+    """What a frontier request asks, declared once: the API's query parameters
+    (``FrontierParams``, which checks offer, OS and divisions) and ``frontier_query`` read
+    these fields."""
+
+    model: str = Field(description=MODEL)
+    isl: int = Field(ge=1, le=MAX_TOKENS, description="Input tokens (InferenceX runs 1024 and "
+                     "8192).")
+    osl: int = Field(ge=1, le=MAX_TOKENS, description="Output tokens (InferenceX runs 1024 and "
+                     "8192).")
+    accelerator: list[str] | None = Field(None, description=ACCELERATOR + " Default: every "
+                                          "accelerator measured (one line each).")
+    framework: list[str] | None = Field(None, description="Only these frameworks (default: the "
+                                        "best of any framework on each accelerator).")
+    precision: list[str] | None = Field(None, description="Only these precisions.")
+    spec_method: list[str] | None = Field(None, description="Only these speculative-decoding "
+                                          "methods: none or mtp (default: both, each its own "
+                                          "configuration on the curve).")
+    disagg: bool | None = Field(None, description="true: only disaggregated configurations; "
+                                "false: only aggregated ones (default: both).")
+    interactivity: float | None = Field(None, gt=0, le=1e6, description="Tokens/s per user to "
+                                        "answer at: interpolated between the neighbouring "
+                                        "frontier points, 'out of range' outside them.")
+    date: str | None = Field(None, description="The curves as they stood on this date: each "
+                             "configuration's latest run on or before it (YYYY-MM-DD).")
+    rate: float = Field(ASSUMED_RATES[1], gt=0, le=1e4, description="Assumed USD per GPU-hour "
+                        "for cost per million tokens.")
+    region: str = Field("eastus2", description="Azure region of the list-price cost.")
+    offer: str = Field("on_demand", description="Azure offer of the list-price cost.")
+    os: str = Field("linux", description="Azure OS of the list-price cost.")
+    include_dominated: bool = Field(False, description="Also return the dominated points "
+                                    "(kind=dominated).")
+    mlperf_division: list[str] | None = Field(None, description="MLPerf divisions overlaid: "
+                                              "closed (default), open, or all.")
+
+
+def frontier_query(f: FrontierFilter) -> ListQuery:
+    """The frontier of ``f.model`` at ``isl``/``osl`` per accelerator, MLPerf results on the
+    same axes, and the answer at ``interactivity`` (see ``warehouse.figures.frontier``)."""
     params: list[object] = [
-        model.strip(), isl, osl,
-        Accelerators(tuple(accelerator)) if accelerator else [],
-        [v.strip().lower() for v in framework], [v.strip().lower() for v in precision],
-        [v.strip().lower() for v in spec_method], disagg,
-        until, interactivity, rate, region, offer, os, include_dominated, mlperf_division]
+        f.model.strip(), f.isl, f.osl,
+        Accelerators(tuple(f.accelerator)) if f.accelerator else [],
+        [v.strip().lower() for v in f.framework or []],
+        [v.strip().lower() for v in f.precision or []],
+        [v.strip().lower() for v in f.spec_method or []], f.disagg, day("date", f.date),
+        f.interactivity, f.rate, f.region, f.offer, f.os, f.include_dominated,
+        f.mlperf_division or []]
     q = ListQuery(relation="frontier", public=FrontierPointPublic,
                   subquery=(frontier_sql(), params),
                   sort=["series", "kind", "interactivity"], sources=("inferencex",))
-    q.known.append(Known("model", (model.strip(),), "SELECT model_id FROM observation UNION "
+    q.known.append(Known("model", (f.model.strip(),), "SELECT model_id FROM observation UNION "
                          "SELECT model FROM observation UNION SELECT model_display FROM "
                          "observation ORDER BY 1"))
     return q

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import duckdb
 
-from warehouse.db import fetch_dicts
-from warehouse.public import (
+from warehouse.model.public import (
     ClaimHistoryPublic,
     ClaimPublic,
     MlperfResultPublic,
     SourceSnapshotPublic,
 )
-from warehouse.queries.listing import ListQuery, quote_name, run_list
-from warehouse.schema import FACT_TABLES
-from warehouse.vocabulary import (
+from warehouse.model.schema import FACT_TABLES
+from warehouse.model.vocabulary import (
     DESCRIPTIONS,
 )
+from warehouse.queries.listing import ListQuery, quote_name, run_list
+from warehouse.storage.db import fetch_dicts
 
 
 def source_snapshot(con: duckdb.DuckDBPyConnection, snapshot_id: str) -> dict | None:

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 import duckdb
 from pydantic import BaseModel
 
-from warehouse.db import fetch_dicts, scalar
 from warehouse.exceptions import QueryError
-from warehouse.public import (
+from warehouse.model.public import (
     SOURCE_COLUMNS,
     SourceLink,
 )
 from warehouse.queries.accelerator_names import resolve_accelerators
+from warehouse.storage.db import fetch_dicts, scalar
 
 
 @dataclass(frozen=True)
@@ -207,30 +207,7 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
         base = (f"SELECT {picked}, s.source AS source_name, s.url AS source_snapshot_url, "  # noqa: S608
                 "s.fetched_at AS source_fetched_at, s.sha256 AS source_sha256 "
                 f"FROM {source} t LEFT JOIN source_snapshot s ON s.id = t.source_snapshot_id")
-    where: list[str] = []
-    for col, values in q.equals.items():
-        if not values:
-            continue
-        if col in q.casefold:
-            where.append(f"lower(t.{quote_name(col)}) IN ({', '.join('?' * len(values))})")
-            params.extend(str(v).lower() for v in values)
-        else:
-            where.append(f"t.{quote_name(col)} IN ({', '.join('?' * len(values))})")
-            params.extend(values)
-    for col, text in q.contains.items():
-        where.append(f"t.{quote_name(col)} ILIKE ? ESCAPE '\\'")
-        params.append(contains_pattern(text))
-    for col, (lo, hi) in q.ranges.items():
-        if lo is not None:
-            where.append(f"t.{quote_name(col)} >= ?")
-            params.append(lo)
-        if hi is not None:
-            where.append(f"t.{quote_name(col)} <= ?")
-            params.append(hi)
-    for sql, p in [cond.sql("t") for cond in q.any_of] + q.where:
-        where.append(sql)
-        params.extend(p)
-    where_sql = (" WHERE " + " AND ".join(where)) if where else ""
+    where_sql = _where(q, params)
     params = _bind(con, params)
     shape = _order_shape(q, out_cols, own, missing)
     order = [f"{quote_name(c)} {'DESC' if desc else 'ASC'} NULLS LAST" for c, desc in shape.order[:-1]]
@@ -258,6 +235,35 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
                 f"ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
     return ListSQL(inner=inner, page=page, params=params, columns=shape.select,
                    base=base, order=", ".join(order[-1:]), narrow=narrow)
+
+
+def _where(q: ListQuery, params: list[object]) -> str:
+    """The WHERE clause of ``q``'s filters (`` WHERE …`` or empty), its values appended to
+    ``params``."""
+    where: list[str] = []
+    for col, values in q.equals.items():
+        if not values:
+            continue
+        if col in q.casefold:
+            where.append(f"lower(t.{quote_name(col)}) IN ({', '.join('?' * len(values))})")
+            params.extend(str(v).lower() for v in values)
+        else:
+            where.append(f"t.{quote_name(col)} IN ({', '.join('?' * len(values))})")
+            params.extend(values)
+    for col, text in q.contains.items():
+        where.append(f"t.{quote_name(col)} ILIKE ? ESCAPE '\\'")
+        params.append(contains_pattern(text))
+    for col, (lo, hi) in q.ranges.items():
+        if lo is not None:
+            where.append(f"t.{quote_name(col)} >= ?")
+            params.append(lo)
+        if hi is not None:
+            where.append(f"t.{quote_name(col)} <= ?")
+            params.append(hi)
+    for sql, p in [cond.sql("t") for cond in q.any_of] + q.where:
+        where.append(sql)
+        params.extend(p)
+    return (" WHERE " + " AND ".join(where)) if where else ""
 
 
 def _total(con: duckdb.DuckDBPyConnection, q: ListQuery, s: ListSQL, page_rows: int) -> int:

@@ -14,7 +14,7 @@ from ingest.azure_prices import parse as azure_prices
 from ingest.http import Raw
 from tests.azure_emulator import matches, seed_items
 from warehouse.exceptions import ParseError
-from warehouse.vocabulary import HOURS_IN_TERM
+from warehouse.model.vocabulary import HOURS_IN_TERM
 
 NOW = datetime(2026, 10, 25, tzinfo=UTC)
 

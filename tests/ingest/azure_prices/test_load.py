@@ -14,7 +14,7 @@ from ingest.refresh import refresh
 from tests.azure_emulator import generate_items, seed_items
 from tests.conftest import AZURE_PATH, full_sources, make_settings, mount_azure, write_sources
 from tests.helpers import Reply
-from warehouse.store import Layout
+from warehouse.storage.store import Layout
 
 
 @pytest.fixture

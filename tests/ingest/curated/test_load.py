@@ -9,7 +9,7 @@ import yaml
 from ingest.refresh import refresh
 from tests.conftest import full_sources, make_settings
 from tests.helpers import REPO
-from warehouse.store import Layout
+from warehouse.storage.store import Layout
 
 
 def test_bad_claims_file_publishes_nothing_new(full_copy, client_for, tmp_path):

@@ -19,7 +19,7 @@ from tests.ingest.inferencex.cases import (
     serve,
     sources,
 )
-from warehouse.store import Layout
+from warehouse.storage.store import Layout
 
 
 def current(tmp) -> duckdb.DuckDBPyConnection:

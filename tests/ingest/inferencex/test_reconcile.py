@@ -23,7 +23,7 @@ from tests.ingest.inferencex.cases import (
     serve,
     sources,
 )
-from warehouse.store import Layout
+from warehouse.storage.store import Layout
 
 # InferenceX's own example answer for DeepSeek-V4-Pro on B200, 8k/1k, 2026-09-04 (PROVENANCE.md).
 POWERX = "powerx"
@@ -103,7 +103,7 @@ def test_cost_per_million_charges_every_gpu(server, tmp_path, client_for):
 
 def by_hand(row: dict) -> tuple[int | None, set[str]]:
     """The GPU count and the broken invariants of one published row, computed here from the
-    rule as written in warehouse/reconcile.py's docstring (not from its SQL)."""
+    rule as written in warehouse/figures/reconcile.py's docstring (not from its SQL)."""
     m = row["metrics"]
     i, o, t = (m.get(k) for k in ("input_tput_per_gpu", "output_tput_per_gpu", "tput_per_gpu"))
     p, d = row["num_prefill_gpu"], row["num_decode_gpu"]

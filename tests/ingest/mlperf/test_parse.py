@@ -18,7 +18,7 @@ from ingest.mlperf.csv_format import HEADERS
 from ingest.mlperf.rows import _NULLS, NATURAL_KEY, TYPES
 from tests.helpers import SUMMARY_CSV
 from warehouse.exceptions import ParseError
-from warehouse.vocabulary import SCENARIOS, normalise_model, normalise_scenario
+from warehouse.model.vocabulary import SCENARIOS, normalise_model, normalise_scenario
 
 
 def raw_of(body: bytes) -> Raw:

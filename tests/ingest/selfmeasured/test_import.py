@@ -16,7 +16,7 @@ from ingest.selfmeasured.load import Statement, import_spec, remove_spec
 from tests.conftest import make_settings, write_sources
 from tests.helpers import REPO, copy_data_dir
 from tests.ingest.selfmeasured.cases import ALL, LLMPERF, SGLANG, VLLM
-from warehouse.store import Layout
+from warehouse.storage.store import Layout
 
 H100 = Statement("nvidia-h100-sxm", 8, "gpt-oss-120b", framework="vllm", precision="mxfp4",
                  note="runpod")
