@@ -380,7 +380,7 @@ async function frontier(s) {
   const ml = rows.filter((r) => r.kind === "mlperf");
   const cost = (r) => s.basis === "list_price" ? r.list_price_cost_per_million_tokens : r.cost_per_million_tokens;
   rowsOrNone("frontier-table", [...curve, ...ml].map((r) => `<tr data-kind="${esc(r.kind)}">
-      <td>${r.kind === "mlperf" ? `MLPerf ${esc(r.round)} ${esc(r.scenario)}, ${esc(r.division)}, ${r.preview ? "<strong>preview</strong>" : esc(r.availability)}` : "InferenceX"}</td>
+      <td data-testid="source">${r.kind === "mlperf" ? `MLPerf ${esc(r.round)} ${esc(r.scenario)}, ${esc(r.division)}, ${r.preview ? "<strong>preview</strong>" : esc(r.availability)}` : r.source === "self_measured" ? `Your run (${esc(r.tool)}, ${esc(r.file_name)})` : "InferenceX"}</td>
       <td>${esc(r.series)}</td>
       <td title="${esc(r.configuration ?? "")}">${r.kind === "mlperf" ? esc(`${r.organization}: ${r.system_name}`) : esc(`${r.framework} ${r.precision}, ${r.gpus ?? "?"} GPUs, concurrency ${r.conc}`)}</td>
       <td data-testid="citation">${r.kind === "mlperf" ? esc(r.citation ?? "") : ""}</td>
@@ -574,6 +574,9 @@ async function init() {
   fill($("round"), ["", ...META.rounds], (v) => v || "all rounds");
   fill($("region"), META.regions.length ? META.regions : [DEFAULTS.region]);
   fill($("sku"), skus.length ? skus : [DEFAULTS.sku]);
+  // the frontier's lengths: InferenceX's usual three and any the observations were run at
+  CHOICES.seq = [...new Set([...CHOICES.seq, ...(META.observation_lengths || [])])];
+  fill($("seq"), CHOICES.seq, (v) => v.replace("/", " / "));
   const {s, notes} = checked(state(), skus);
   $("param-note").hidden = !notes.length;
   $("param-note").textContent = notes.length ? `Ignored in the address: ${notes.join("; ")}.` : "";

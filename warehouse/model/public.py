@@ -568,6 +568,9 @@ class Meta(BaseModel):
     scenarios: list[str]
     accelerators: list[str]
     regions: list[str]
+    observation_lengths: list[str] = Field(default_factory=list, description=(
+        "Input/output token lengths ('8192/1024') of the current observations, InferenceX's "
+        "and self-measured: the frontier's isl/osl."))
     evidence: list[EvidenceLabel]
 
 

@@ -72,7 +72,8 @@ def _distinct(con: duckdb.DuckDBPyConnection, relation: str, column: str) -> lis
 
 def meta(con: duckdb.DuckDBPyConnection) -> dict:
     """Values for dashboards' drop-downs: rounds, models, organizations, scenarios,
-    accelerators, regions, and the evidence labels with their meanings."""
+    accelerators, regions, the input/output lengths observations were run at (InferenceX and
+    self-measured), and the evidence labels with their meanings."""
     return {
         "rounds": _distinct(con, "mlperf_result", "round"),
         "models": _distinct(con, "mlperf_result", "model_id"),
@@ -81,6 +82,9 @@ def meta(con: duckdb.DuckDBPyConnection) -> dict:
         "scenarios": _distinct(con, "mlperf_result", "scenario"),
         "accelerators": _distinct(con, "mlperf_result", "accelerator_id"),
         "regions": _distinct(con, "azure_price", "arm_region_name"),
+        "observation_lengths": [r[0] for r in con.execute(
+            "SELECT DISTINCT isl || '/' || osl FROM observation WHERE current "
+            "AND isl IS NOT NULL AND osl IS NOT NULL ORDER BY 1").fetchall()],
         "evidence": [{"label": k.value, "meaning": v} for k, v in DESCRIPTIONS.items()],
     }
 

@@ -1,0 +1,60 @@
+"""Self-measured runs in the explorer (#46), in a real browser: a real vLLM result file imported
+with its stated hardware (8 x H100) is drawn on the frontier as its own labelled series, priced
+per million tokens, and its lengths are offered in the frontier's choices. MLPerf overlays the
+accelerators drawn, and MLPerf has no gpt-oss-120b result on H100: the API test
+(test_self_measured_api) asks for B200 beside it to show both on the same axes."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from ingest.refresh import refresh
+from ingest.selfmeasured.load import Statement, import_spec
+from tests.api.test_explorer import CHROMIUM, browser, ready, serve_data_dir  # noqa: F401
+from tests.conftest import make_settings
+from tests.helpers import copy_data_dir
+from tests.ingest.selfmeasured.cases import VLLM
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+
+STATED = Statement("nvidia-h100-sxm", 8, "gpt-oss-120b", framework="vllm", precision="mxfp4")
+SERIES = "nvidia-h100-sxm (self-measured, vLLM)"
+
+
+@pytest.fixture(scope="module")
+def site(frontier_warehouse, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("explorer-self")
+    copy_data_dir(frontier_warehouse / "var", tmp / "var")
+    settings = make_settings(tmp, frontier_warehouse / "sources.toml")
+    assert refresh(settings, specs=[import_spec([VLLM], STATED)]).status == "published"
+    proc, base = serve_data_dir(tmp / "var")
+    yield base
+    proc.terminate()
+    proc.wait(15)
+
+
+def test_an_imported_run_is_its_own_series_beside_mlperf_with_its_cost(site, browser):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(f"{site}/?model=gpt-oss-120b&seq=1024/128&rate=10")
+    ready(page)
+    # the run's lengths are offered (InferenceX runs none at 1024/128)
+    assert "1024/128" in page.locator("#seq option").evaluate_all("els => els.map(e => e.value)")
+    api = httpx.get(f"{site}/v1/frontier", params={"model": "gpt-oss-120b", "isl": 1024,
+                                                   "osl": 128, "rate": 10, "limit": 1000}).json()
+    mine = [r for r in api["rows"] if r.get("source") == "self_measured"]
+    ml = [r for r in api["rows"] if r["kind"] == "mlperf"]
+    assert len(mine) == 1
+    # drawn as its own line, named as such
+    traces = page.evaluate("() => document.getElementById('frontier-chart').data.map(t => t.name)")
+    assert SERIES in traces
+    row = page.locator("#frontier-table tbody tr[data-kind=frontier]", has_text=SERIES)
+    assert row.count() == 1
+    assert row.locator("[data-testid=source]").inner_text() == (
+        f"Your run (vllm, {mine[0]['file_name']})")
+    assert "self_measured" in row.inner_text()
+    # its cost per million tokens: $10 per GPU-hour x 8 stated GPUs / (output tokens/s x 3600)
+    y = 3386.194265821373 / 8
+    cost = float(row.locator("td[data-v]").nth(2).get_attribute("data-v"))
+    assert cost == pytest.approx(10 / (y * 3600) * 1e6)
+    assert page.locator("#frontier-table tbody tr[data-kind=mlperf]").count() == len(ml)
