@@ -41,11 +41,7 @@ from warehouse.model.vocabulary import (
     label_comment,
     sql_list,
 )
-
-
-def _lit(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
+from warehouse.model.vocabulary import sql_text as _lit
 
 # Vocabulary terms as SQL literals, so the views spell nothing by hand.
 TOKENS = _lit(TOKENS_PER_S)

@@ -38,11 +38,7 @@ from warehouse.model.vocabulary import (
     Evidence,
     basis,
 )
-
-
-def _lit(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
+from warehouse.model.vocabulary import sql_text as _lit
 
 # The parameters of ``frontier_sql``, in binding order (with their SQL types).
 FRONTIER_PARAMS = (

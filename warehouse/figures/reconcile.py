@@ -39,6 +39,8 @@ disaggregated rows (the published figures on aggregated ones, which already divi
 
 from __future__ import annotations
 
+from warehouse.model.vocabulary import sql_text as _lit
+
 TOLERANCE = 1e-6
 PHYSICAL_RANGE = (0.8, 2.5)
 PREFILL_BOUND_SHARE = 0.1
@@ -61,9 +63,6 @@ COUNT_BASES = {
               "counts mirror one total)",
 }
 
-
-def _lit(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def observation_sql(relation: str) -> str:

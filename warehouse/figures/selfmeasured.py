@@ -9,6 +9,8 @@ is divided by that count. There is no publisher whose invariants could be checke
 
 from __future__ import annotations
 
+from warehouse.model.vocabulary import sql_text as _lit
+
 SOURCE_INFERENCEX = "inferencex"
 SOURCE_SELF = "self_measured"
 SOURCES = (SOURCE_INFERENCEX, SOURCE_SELF)
@@ -19,9 +21,6 @@ ATTRIBUTION = ("Self-measured run imported by this warehouse's user with the har
 TOOL_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "aiperf": "AIPerf", "guidellm": "GuideLLM",
               "llmperf": "LLMPerf"}
 
-
-def _lit(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def tool_name_sql(column: str) -> str:

@@ -215,10 +215,15 @@ PRICE_BASES = ("list_price", "assumed")
 ASSUMED_RATES = (5.0, 10.0, 15.0)  # USD per accelerator-hour when the caller names none
 
 
+def sql_text(text: str) -> str:
+    """A SQL string literal of a fixed text of this code's (for view and rule SQL; never for
+    user input, which is always a bound parameter)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
 def sql_list(values: Iterable[str]) -> str:
-    """A SQL list literal of fixed vocabulary terms, e.g. ``('Offline', 'Server')`` (for view
-    and rule SQL; never for user input, which is always a bound parameter)."""
-    return "(" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + ")"
+    """A SQL list literal of fixed vocabulary terms, e.g. ``('Offline', 'Server')``."""
+    return "(" + ", ".join(sql_text(v) for v in values) + ")"
 
 
 # --------------------------------------------------------------------------- InferenceX
