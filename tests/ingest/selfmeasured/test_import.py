@@ -46,11 +46,12 @@ def test_every_real_file_lands_as_self_measured_with_the_stated_hardware(setting
     files = report.sources[0].details["files"]
     assert [(f["tool"], f["runs"], f["status"]) for f in files] == [
         ("vllm", 1, "imported"), ("sglang", 7, "imported"), ("aiperf", 1, "imported"),
-        ("guidellm", 1, "imported"), ("llmperf", 1, "imported")]
+        ("aiperf", 1, "imported"), ("guidellm", 1, "imported"), ("llmperf", 1, "imported")]
     con = current(settings)
     rows = con.execute("SELECT evidence, accelerator_id, gpus, framework, precision, note, "
                        "count(*) FROM self_observation GROUP BY ALL").fetchall()
-    assert rows == [("self_measured", "nvidia-h100-sxm", 8, "vllm", "mxfp4", "runpod", 11)]
+    # 1 + 7 + 1 + 1 + 1 + 1 runs in the six files
+    assert rows == [("self_measured", "nvidia-h100-sxm", 8, "vllm", "mxfp4", "runpod", 12)]
     # the raw bytes are kept content-addressed, like every source's
     layout = Layout(settings.data_path)
     for f in files:

@@ -9,7 +9,15 @@ from datetime import UTC, datetime
 import pytest
 
 from ingest.selfmeasured.detect import read
-from tests.ingest.selfmeasured.cases import AIPERF, ALL, GUIDELLM, LLMPERF, SGLANG, VLLM
+from tests.ingest.selfmeasured.cases import (
+    AIPERF,
+    AIPERF_V1,
+    ALL,
+    GUIDELLM,
+    LLMPERF,
+    SGLANG,
+    VLLM,
+)
 from warehouse.exceptions import ResultFileError
 
 
@@ -23,8 +31,27 @@ def test_every_real_file_is_recognised_by_its_keys():
         VLLM.name: ("vllm", "bench serve", 1),
         SGLANG.name: ("sglang", "without server_info", 7),
         AIPERF.name: ("aiperf", "records (before schema_version)", 1),
+        AIPERF_V1.name: ("aiperf", "1.0", 1),
         GUIDELLM.name: ("guidellm", "metadata v1", 1),
         LLMPERF.name: ("llmperf", "2023-08-31", 1)}
+
+
+def test_aiperf_schema_1_reads_top_level_metrics():
+    # values read by hand from the file: AIPerf 0.8.0, 64 requests at concurrency 4, ms
+    parsed = parse(AIPERF_V1)
+    assert (parsed.tool_version, parsed.schema_version) == ("0.8.0", "1.0")
+    [run] = parsed.runs
+    assert (run["conc"], run["completed_requests"], run["model_in_file"]) == (4, 64, "mock-model")
+    assert run["e2el_median_s"] == pytest.approx(0.6734304999999999e-3)
+    assert run["e2el_p99_s"] == pytest.approx(15.14387014e-3)
+    assert run["output_tput"] == pytest.approx(1022443.0554692096)
+    assert run["total_tput"] == pytest.approx(2042654.398625265)
+    assert run["duration_s"] == pytest.approx(0.034502655)
+    assert (run["isl"], run["osl"]) == (550, round(35277 / 64))
+    # non-streaming: no first token, no per-token latency, so no interactivity
+    assert run["ttft_median_s"] is None and run["tpot_median_s"] is None
+    assert run["interactivity"] is None
+    assert run["run_at"] == datetime(2026, 4, 30, 9, 16, 38, 957302, tzinfo=UTC)
 
 
 def test_vllm_milliseconds_become_seconds_and_interactivity_is_one_over_median_tpot():
