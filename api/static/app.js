@@ -374,6 +374,7 @@ async function trends(s) {
 async function frontier(s) {
   const [isl, osl] = s.seq.split("/");
   const q = new URLSearchParams({model: s.model, isl, osl, rate: s.rate, limit: "1000"});
+  if (s.accelerator) q.set("mlperf_accelerator", s.accelerator);  // MLPerf beside the lines
   csv("frontier-csv", `/v1/frontier?${q}`);
   const rows = await all(`/v1/frontier?${q}`);
   const curve = rows.filter((r) => r.kind === "frontier");

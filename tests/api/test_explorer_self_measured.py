@@ -1,8 +1,8 @@
 """Self-measured runs in the explorer (#46), in a real browser: a real vLLM result file imported
 with its stated hardware (8 x H100) is drawn on the frontier as its own labelled series, priced
-per million tokens, and its lengths are offered in the frontier's choices. MLPerf overlays the
-accelerators drawn, and MLPerf has no gpt-oss-120b result on H100: the API test
-(test_self_measured_api) asks for B200 beside it to show both on the same axes."""
+per million tokens, beside MLPerf's gpt-oss-120b results on B200 (MLPerf has none on H100; the
+accelerator chosen under Trends is overlaid), and its lengths are offered in the frontier's
+choices."""
 
 from __future__ import annotations
 
@@ -36,18 +36,20 @@ def site(frontier_warehouse, tmp_path_factory):
 
 def test_an_imported_run_is_its_own_series_beside_mlperf_with_its_cost(site, browser):  # noqa: F811
     page = browser.new_page(viewport={"width": 1366, "height": 900})
-    page.goto(f"{site}/?model=gpt-oss-120b&seq=1024/128&rate=10")
+    b200 = "nvidia-b200-sxm-180gb"
+    page.goto(f"{site}/?model=gpt-oss-120b&seq=1024/128&rate=10&accelerator={b200}")
     ready(page)
     # the run's lengths are offered (InferenceX runs none at 1024/128)
     assert "1024/128" in page.locator("#seq option").evaluate_all("els => els.map(e => e.value)")
     api = httpx.get(f"{site}/v1/frontier", params={"model": "gpt-oss-120b", "isl": 1024,
-                                                   "osl": 128, "rate": 10, "limit": 1000}).json()
+                                                   "osl": 128, "rate": 10, "limit": 1000,
+                                                   "mlperf_accelerator": b200}).json()
     mine = [r for r in api["rows"] if r.get("source") == "self_measured"]
     ml = [r for r in api["rows"] if r["kind"] == "mlperf"]
-    assert len(mine) == 1
+    assert len(mine) == 1 and ml and {r["accelerator_id"] for r in ml} == {b200}
     # drawn as its own line, named as such
     traces = page.evaluate("() => document.getElementById('frontier-chart').data.map(t => t.name)")
-    assert SERIES in traces
+    assert SERIES in traces and "MLPerf (not part of the curves)" in traces
     row = page.locator("#frontier-table tbody tr[data-kind=frontier]", has_text=SERIES)
     assert row.count() == 1
     assert row.locator("[data-testid=source]").inner_text() == (
@@ -57,4 +59,8 @@ def test_an_imported_run_is_its_own_series_beside_mlperf_with_its_cost(site, bro
     y = 3386.194265821373 / 8
     cost = float(row.locator("td[data-v]").nth(2).get_attribute("data-v"))
     assert cost == pytest.approx(10 / (y * 3600) * 1e6)
-    assert page.locator("#frontier-table tbody tr[data-kind=mlperf]").count() == len(ml)
+    # beside it, MLPerf's B200 results, cited and priced the same way
+    ml_rows = page.locator("#frontier-table tbody tr[data-kind=mlperf]")
+    assert ml_rows.count() == len(ml)
+    assert sorted(ml_rows.locator("[data-testid=citation]").all_inner_texts()) == sorted(
+        r["citation"] for r in ml)

@@ -56,3 +56,15 @@ def test_the_frontier_draws_the_self_measured_series_beside_mlperf_and_prices_it
     assert mlperf, "MLPerf gpt-oss-120b results on the same axes"
     assert {r["accelerator_id"] for r in mlperf} == {"nvidia-b200-sxm-180gb"}
     assert all(r["lengths_match"] is False for r in mlperf)
+
+
+def test_mlperf_of_another_accelerator_can_sit_beside_the_run(client):
+    # mlperf_accelerator overlays MLPerf results without filtering the lines drawn
+    base = {"model": "gpt-oss-120b", "isl": 1024, "osl": 128, "limit": 1000}
+    alone = client.get("/v1/frontier", params=base).json()["rows"]
+    assert [r["kind"] for r in alone] == ["frontier"]  # MLPerf has no gpt-oss-120b on H100
+    beside = client.get("/v1/frontier", params={
+        **base, "mlperf_accelerator": "B200"}).json()["rows"]
+    assert [r["id"] for r in beside if r["kind"] == "frontier"] == [alone[0]["id"]]
+    ml = [r for r in beside if r["kind"] == "mlperf"]
+    assert ml and {r["accelerator_id"] for r in ml} == {"nvidia-b200-sxm-180gb"}

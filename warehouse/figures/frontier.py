@@ -46,7 +46,7 @@ FRONTIER_PARAMS = (
     ("fws", "VARCHAR[]"), ("precs", "VARCHAR[]"), ("specs", "VARCHAR[]"), ("disagg", "BOOLEAN"),
     ("until", "DATE"), ("x0", "DOUBLE"), ("rate", "DOUBLE"), ("region", "VARCHAR"),
     ("offer", "VARCHAR"), ("os", "VARCHAR"), ("dominated", "BOOLEAN"),
-    ("mlperf_division", "VARCHAR[]"),
+    ("mlperf_division", "VARCHAR[]"), ("ml_accs", "VARCHAR[]"),
 )
 
 # What makes one InferenceX curve (a configuration whose latest run is the current one).
@@ -201,10 +201,11 @@ ml AS (
       AND r.model_family IN (SELECT model_family FROM model_ids)
       AND (len(ask.mlperf_division) = 0 OR list_contains(ask.mlperf_division, r.division))
       AND r.accelerator_id IS NOT NULL
-      AND (CASE WHEN len(ask.accs) = 0
-                THEN r.accelerator_id IN (SELECT accelerator_id FROM obs)
-                     OR NOT EXISTS (SELECT 1 FROM obs)
-                ELSE list_contains(ask.accs, r.accelerator_id) END)
+      AND (list_contains(ask.ml_accs, r.accelerator_id)
+           OR CASE WHEN len(ask.accs) = 0
+                   THEN r.accelerator_id IN (SELECT accelerator_id FROM obs)
+                        OR NOT EXISTS (SELECT 1 FROM obs)
+                   ELSE list_contains(ask.accs, r.accelerator_id) END)
 )
 """
 

@@ -466,6 +466,9 @@ class FrontierFilter(BaseModel):
                                     "(kind=dominated).")
     mlperf_division: list[str] | None = Field(None, description="MLPerf divisions overlaid: "
                                               "closed (default), open, or all.")
+    mlperf_accelerator: list[str] | None = Field(None, description=(
+        "Also overlay MLPerf results of these accelerators, beside those of the accelerators "
+        "drawn: e.g. your own run on one accelerator next to MLPerf's on another."))
 
 
 def frontier_query(f: FrontierFilter) -> ListQuery:
@@ -478,7 +481,8 @@ def frontier_query(f: FrontierFilter) -> ListQuery:
         [v.strip().lower() for v in f.precision or []],
         [v.strip().lower() for v in f.spec_method or []], f.disagg, day("date", f.date),
         f.interactivity, f.rate, f.region, f.offer, f.os, f.include_dominated,
-        f.mlperf_division or []]
+        f.mlperf_division or [],
+        Accelerators(tuple(f.mlperf_accelerator)) if f.mlperf_accelerator else []]
     q = ListQuery(relation="frontier", public=FrontierPointPublic,
                   subquery=(frontier_sql(), params),
                   sort=["series", "kind", "interactivity"], sources=("inferencex",))
