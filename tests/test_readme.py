@@ -133,3 +133,17 @@ def test_the_cron_example_uses_flags_the_command_has(env):
     done = subprocess.run([str(BIN / "perfledger"), "refresh", "--help"], env=env,
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0 and all(f in done.stdout for f in flags), done.stdout
+
+
+def test_the_sql_section_names_every_table_and_view():
+    """#48: the README's relation list left InferenceX (and later sources) out; it must name
+    every relation an analyst finds in the warehouse, with its kind."""
+    from warehouse.model.schema import empty_warehouse
+
+    con = empty_warehouse()
+    relations = set(con.execute(
+        "SELECT table_name, 'table' FROM duckdb_tables() WHERE schema_name = 'main' UNION ALL "
+        "SELECT view_name, 'view' FROM duckdb_views() WHERE NOT internal").fetchall())
+    text = (REPO / "README.md").read_text()
+    listed = set(re.findall(r"^\| `(\w+)` \| (table|view) \|", text, re.M))
+    assert listed == relations

@@ -27,7 +27,8 @@ class ResultsParams(ResultParams):
             response_model=ListPage[MlperfResultPublic])
 def list_results(request: Request, q: Annotated[ResultsParams, Query()]) -> Response:
     """Every MLPerf result row with its evidence label (`measured`) and source. Closed
-    division, available systems unless ``division``/``availability`` say otherwise."""
+    division, available systems unless ``division``/``availability`` say otherwise.
+    Throughput results only, unless ``units`` asks for power rows (``units=Watts``)."""
     query = queries.results_query(q.filters(), units=listed(q.units), min_result=q.min_result,
                                   max_result=q.max_result)
     return render_list(request, query, q, parse_as_of(q.as_of))

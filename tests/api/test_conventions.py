@@ -250,3 +250,47 @@ def test_csv_booleans_are_spelled_as_json_and_sql_spell_them(full_client):
     assert flags and flags <= {"true", "false"}
     json_rows = full_client.get("/v1/ratios", params={"limit": 1000}).json()["rows"]
     assert [row["flagged"] == "true" for row in rows] == [row["flagged"] for row in json_rows]
+
+
+def test_results_hold_one_kind_of_figure_unless_units_asks(evidence_client):
+    # #48: /v1/results mixed Watts rows with Tokens/s rows by default. v5.1's JSON gives a
+    # power row for every record with a Power_Result (counted here from the file itself).
+    import json
+
+    from tests.helpers import V51_JSON
+
+    every = {"limit": 1000, "division": "all", "availability": "all", "round": "v5.1"}
+    default = evidence_client.get("/v1/results", params=every).json()
+    assert default["total"] and all(r["units"] != "Watts" for r in default["rows"])
+    power_units = {r["Power_Units"] for r in json.loads(V51_JSON.read_text())
+                   if r.get("Power_Result") not in (None, "")}
+    watts = evidence_client.get("/v1/results", params={**every, "units": sorted(power_units),
+                                                       "limit": 1000}).json()
+    published = sum(r.get("Power_Result") not in (None, "")
+                    for r in json.loads(V51_JSON.read_text()))
+    assert watts["total"] == published > 0
+    assert {r["units"] for r in watts["rows"]} <= power_units
+    assert default["total"] + watts["total"] == evidence_client.get(
+        "/v1/results", params={**every, "units": sorted(power_units | {
+            "Tokens/s", "Samples/s", "Queries/s", "Latency (ms)"})}).json()["total"]
+
+
+def test_a_mixed_system_says_so_per_accelerator(full_client):
+    # #48: a mixed H200 + MI350X system was divided by its 16 accelerators under a NULL id
+    # with nothing saying it was mixed
+    rows = full_client.get("/v1/per-accelerator", params={"limit": 1000, "division": "all",
+                                                          "availability": "all"}).json()["rows"]
+    mixed = [r for r in rows if r["accelerator_mix"] == "mixed"]
+    assert mixed and all(r["accelerator_id"] is None for r in mixed)
+    assert {r["accelerator_mix"] for r in rows} <= {"single", "mixed", "none"}
+
+
+def test_the_interactive_premium_is_for_interactive_rows(full_client):
+    # #48: scenario_ratio.interactive_premium was filled for Server rows
+    rows = full_client.get("/v1/ratios", params={"limit": 1000}).json()["rows"]
+    server = [r for r in rows if r["scenario"] == "Server"]
+    interactive = [r for r in rows if r["scenario"] == "Interactive"]
+    assert server and all(r["interactive_premium"] is None for r in server)
+    assert interactive and all(
+        r["interactive_premium"] == pytest.approx(r["offline_result"] / r["other_result"])
+        for r in interactive)

@@ -125,7 +125,9 @@ view("scenario_ratio",
      "MLPerf reports some benchmarks in two units). Power rows are never paired.",
      {"scenario": "Server or Interactive: the scenario compared with the same system's Offline",
       "ratio": "other_result / offline_result",
-      "interactive_premium": "offline_result / other_result: the cost multiple of serving under the latency limits",
+      "interactive_premium": "Interactive rows: offline_result / other_result, the cost multiple "
+                             "of serving under the interactive latency limits (NULL for Server "
+                             "rows; their ratio says the same)",
       "unit_pairing": "same_units, samples_vs_queries or tokens_vs_queries (MLPerf reports some "
                       "benchmarks in two units)",
       "flagged": "True when the pairing is not like-for-like units",
@@ -150,7 +152,7 @@ SELECT substr(md5(o.id || ':' || x.id), 1, 16) AS id,
        o.result AS offline_result, o.units AS offline_units,
        x.result AS other_result, x.units AS other_units,
        x.result / o.result AS ratio,
-       o.result / x.result AS interactive_premium,
+       CASE WHEN x.scenario = 'Interactive' THEN o.result / x.result END AS interactive_premium,
        CASE WHEN o.units = x.units THEN 'same_units'
             WHEN o.units = """ + SAMPLES + """ THEN 'samples_vs_queries'
             ELSE 'tokens_vs_queries' END AS unit_pairing,
@@ -205,7 +207,7 @@ view("result_per_accelerator",
 """
 WITH fig AS (""" + SPEC_FIGURES + """)
 SELECT r.id, """ + keys("r") + """,
-       r.accelerator_model_name, r.availability,
+       r.accelerator_model_name, r.accelerator_mix, r.availability,
        r.result / r.total_accelerators AS per_accelerator,
        f.bandwidth / 1e12 AS memory_bandwidth_tbs, f.nameplate_w AS nameplate_power_w,
        r.result / r.total_accelerators / (f.bandwidth / 1e12) AS per_accelerator_per_tbs,

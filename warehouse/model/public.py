@@ -184,7 +184,7 @@ class LatencyBoundPublic(BaseModel):
 
 
 @relation(
-    "result_per_accelerator", f"id {KEYS} accelerator_model_name availability "
+    "result_per_accelerator", f"id {KEYS} accelerator_model_name accelerator_mix availability "
     "per_accelerator memory_bandwidth_tbs nameplate_power_w per_accelerator_per_tbs "
     "per_accelerator_per_nameplate_kw result_id bandwidth_spec_id nameplate_spec_id "
     f"{LINEAGE} {CITED}")

@@ -149,10 +149,14 @@ class ResultFilter(BaseModel):
 
 def results_query(f: ResultFilter, *, units: list[str], min_result: float | None,
                   max_result: float | None) -> ListQuery:
-    """MLPerf result rows; ``accelerator`` matches an id or the name as published."""
+    """MLPerf result rows; ``accelerator`` matches an id or the name as published. Power rows
+    (Watts, MLPerf's power measurements of a result) only when ``units`` asks for them: a
+    default list holds throughput results alone, not two kinds of figure in one column."""
     accs = f.accelerator
     q = f.model_copy(update={"accelerator": []}).query("mlperf_result", MlperfResultPublic)
     q.equals["units"] = units
+    if not units:
+        q.where.append(("NOT t.is_power", []))
     if accs:  # also the name as published, for spellings no id maps
         q.any_of.append(AnyOf((("accelerator_id", False, Accelerators(tuple(accs))),
                                ("accelerator_model_name", True,
