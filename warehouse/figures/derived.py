@@ -720,28 +720,17 @@ FROM c LEFT JOIN near n ON n.claim_id = c.id
 LEFT JOIN observation o ON o.id = n.obs_id
 """)
 
+LINEAGE_IDS = {"accelerator_hour_price": "price_id"}  # views whose row id is named otherwise
+
 view("derived_lineage",
      "Every derived row with the basis it reports and the weakest evidence among its inputs; "
      "validation checks that the two agree.",
      {"id": "id of the row in its view (accelerator_hour_price: price_id)"},
      weakest=frozenset().union(*WEAKEST.values()))(
-"""
-SELECT 'scenario_ratio' AS relation, id, basis AS reported_basis, weakest_input FROM scenario_ratio
-UNION ALL
-SELECT 'latency_bound', id, basis, weakest_input FROM latency_bound
-UNION ALL
-SELECT 'cost_assumed_rate', id, basis, weakest_input FROM cost_assumed_rate
-UNION ALL
-SELECT 'list_price_cost', id, basis, weakest_input FROM list_price_cost
-UNION ALL
-SELECT 'accelerator_hour_price', price_id, basis, weakest_input FROM accelerator_hour_price
-UNION ALL
-SELECT 'claim_check', id, basis, weakest_input FROM claim_check
-UNION ALL
-SELECT 'energy_efficiency', id, basis, weakest_input FROM energy_efficiency
-UNION ALL
-SELECT 'result_per_accelerator', id, basis, weakest_input FROM result_per_accelerator
-""")
+    "\nUNION ALL\n".join(  # every derived view registered above, by its row id
+        f"SELECT '{name}' AS relation, {LINEAGE_IDS.get(name, 'id')} AS id, "
+        f"basis AS reported_basis, weakest_input FROM {name}"
+        for name in WEAKEST if name != "derived_lineage"))
 
 
 # Meanings of columns that several views compute the same way.
