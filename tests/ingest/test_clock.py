@@ -98,5 +98,7 @@ def test_a_right_clock_is_used_as_it_is(tmp_path):
     layout = Layout(tmp_path / "var")
     layout.ensure()
     publish_small(layout, datetime.now(UTC).strftime(ID_TIME) + "-aaaaaa")
-    assert layout.clock_behind() == 0
+    # a publish a few ms "ahead" of the next reading of the clock is not a clock behind (the
+    # refresh reports one only past 2 s); this test raced at exactly 0 once
+    assert layout.clock_behind() < 1
     assert abs(layout.publish_time() - datetime.now(UTC)) < timedelta(seconds=2)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 import duckdb
 
 from warehouse.figures import reconcile, selfmeasured
+from warehouse.figures.calculators import cost_per_million_sql
 from warehouse.model.vocabulary import (
     ASSUMED_RATES,
     CLAIM_LABELS,
@@ -432,9 +433,11 @@ LEFT JOIN scenario_ratio pr ON pr.other_result_id = r.id AND NOT pr.flagged
 WHERE NOT r.is_power AND r.units = """ + TOKENS + """ AND r.total_accelerators > 0
 """)
 
-# Cost per million tokens from a rate per accelerator-hour: one formula for the views and the
-# API, over cost_input (aliased r).
-COST_PER_MILLION = "{rate} * r.total_accelerators / (r.result * 3600.0) * 1e6"
+def result_cost(rate: str) -> str:
+    """Cost per million tokens of a result of cost_input (aliased r) at ``rate`` per
+    accelerator-hour: the one formula (``calculators.cost_per_million_sql``), every
+    accelerator of the system charged."""
+    return cost_per_million_sql(rate, "r.result", "r.total_accelerators")
 COST_RESULT_COLUMNS = ("r.id AS result_id, " + keys("r") + ", r.availability, r.premium_vs_offline, "
                        + carried("r"))
 
@@ -453,7 +456,7 @@ SELECT r.id || ':' || CAST(rate AS VARCHAR) AS id, r.id AS result_id, r.round, r
        r.organization, r.platform, r.system_name, r.model_id, r.model_family, r.scenario,
        r.result, r.total_accelerators, r.accelerator_id, r.availability, """ + carried("r") + """,
        rate AS rate_per_accelerator_hour,
-       """ + COST_PER_MILLION.format(rate="rate") + """ AS cost_per_million_tokens,
+       """ + result_cost("rate") + """ AS cost_per_million_tokens,
        'assumed' AS price_basis, """ + _lit(basis(Evidence.measured, Evidence.assumption)) + """ AS basis,
        """ + ASSUMPTION + """ AS weakest_input
 FROM cost_input r, (VALUES """ + ", ".join(f"({r}::DOUBLE)" for r in ASSUMED_RATES) + """) AS rates(rate)
@@ -490,7 +493,7 @@ SELECT r.id || ':list_price:' || {region} || ':' || {offer} || ':' || {os_}
        p.reservation_term, p.sku, p.price_id, p.price_valid_from,
        p.rate AS rate_per_accelerator_hour,
        CASE WHEN p.rate IS NULL THEN 'no price' ELSE 'priced' END AS price_status,
-       {COST_PER_MILLION.format(rate="p.rate")} AS cost_per_million_tokens,
+       {result_cost("p.rate")} AS cost_per_million_tokens,
        {_lit(basis(Evidence.measured, Evidence.list_price))} AS basis,
        {LIST_PRICE} AS weakest_input
 FROM cost_input r {asked} {join} p ON p.accelerator_id = r.accelerator_id"""

@@ -252,7 +252,7 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
                    NULL::VARCHAR AS price_id,
                    NULL::TIMESTAMPTZ AS price_valid_from,
                    a.rate AS rate_per_accelerator_hour, 'assumed' AS price_status,
-                   {derived.COST_PER_MILLION.format(rate="a.rate")} AS cost_per_million_tokens,
+                   {derived.result_cost("a.rate")} AS cost_per_million_tokens,
                    ? AS basis
             FROM cost_input r CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS rate) a""")
         params += [basis(Evidence.measured, Evidence.assumption), sorted(set(rates))]
