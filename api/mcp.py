@@ -11,6 +11,7 @@ over stdio by ``perfledger mcp`` and over streamable HTTP at ``/mcp/`` by ``perf
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -37,10 +38,20 @@ Sort = Annotated[list[str] | None, Field(None, description="Sort keys; '-' for d
                                          "e.g. ['cost_per_million_tokens'].")]
 
 
+Get = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
 def build(app: Any) -> MCPServer:
     """The MCP server whose tools answer from ``app`` (the perfledger FastAPI app)."""
-    transport = httpx.ASGITransport(app=app)
     server = MCPServer(name="perfledger", instructions=INSTRUCTIONS, version="0.1.0")
+    get = _caller(httpx.ASGITransport(app=app))
+    _mlperf_tools(server, get)
+    _other_tools(server, get)
+    return server
+
+
+def _caller(transport: httpx.ASGITransport) -> Get:
+    """A tool's door to its route: GET in process, the API's error envelope passed on."""
 
     async def get(path: str, params: dict[str, Any]) -> dict[str, Any]:
         """GET ``path`` with a tool's arguments (its ``locals()``, less this closure)."""
@@ -52,6 +63,12 @@ def build(app: Any) -> MCPServer:
         if r.status_code != 200:
             return {"error": body.get("error", body)}
         return body
+
+    return get
+
+
+def _mlperf_tools(server: MCPServer, get: Get) -> None:
+    """The tools over MLPerf results: results, per accelerator, ratios, costs."""
 
     @server.tool(annotations=READ_ONLY)
     async def results(model: Strs = None, scenario: Strs = None, accelerator: Strs = None,
@@ -94,6 +111,10 @@ def build(app: Any) -> MCPServer:
         cost_per_million_tokens for the cheapest. As /v1/costs."""
         return await get("/v1/costs", locals())
 
+
+def _other_tools(server: MCPServer, get: Get) -> None:
+    """The frontier, the claim checks and the accelerator catalogue."""
+
     @server.tool(annotations=READ_ONLY)
     async def frontier(model: str, isl: int, osl: int, accelerator: Strs = None,
                        framework: Strs = None, precision: Strs = None,
@@ -118,8 +139,6 @@ def build(app: Any) -> MCPServer:
         """The accelerator catalogue: ids, spellings per MLPerf round, datasheet figures with
         their sources, Azure SKUs, and how each round's names map. As /v1/accelerators."""
         return await get("/v1/accelerators", {})
-
-    return server
 
 
 def mount(app: Any, server: MCPServer) -> Any:
