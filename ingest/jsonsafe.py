@@ -89,11 +89,12 @@ def loads(data: bytes | str, *, max_depth: int = MAX_DEPTH) -> object:
         raise JSONRefused(f"nests {depth} levels deep; at most {max_depth} are accepted")
     text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
     try:  # depth is bounded now, so Python's parser cannot recurse too far
-        json.loads(text, object_pairs_hook=_unique)
+        # its value is the one returned: exact for integers beyond 64 bits, which orjson
+        # reads as floats (orjson has already refused what is not finite)
+        return json.loads(text, object_pairs_hook=_unique)
     except _DuplicateKey as e:
         raise JSONRefused(f"repeats key {e.key!r} in one object{_record_of(text)}; which "
                           "value is meant cannot be told") from None
-    return value
 
 
 def finite(value: object) -> float:
