@@ -41,6 +41,33 @@ def _env(tmp: Path, sources: Path, **extra: str) -> dict:
             "PERFLEDGER_SOURCES": str(sources), **extra}
 
 
+def _children(pid: int) -> list[int]:
+    """The live children of ``pid``, read from /proc (Linux)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _freeze_grandchild(pid: int, timeout: float = 30.0) -> int:
+    """Wait until the refresh's validation child runs (forked by its forkserver, a grandchild
+    of ``pid``) and stop it there, so a kill lands while validation is in progress whatever
+    the machine's speed; its pid."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for child in _children(pid):
+            for grandchild in _children(child):
+                os.kill(grandchild, signal.SIGSTOP)
+                return grandchild
+        time.sleep(0.005)
+    raise AssertionError("the validation child never started")
+
+
 def _slow(body: bytes, seconds: float):
     def handler(req):
         time.sleep(seconds)
@@ -123,9 +150,10 @@ def test_sigkill_at_any_stage_keeps_a_whole_snapshot_serving(http_copy, server, 
         event = json.loads(line)["event"]
         seen.append(event)
         if event == kill_on:
-            if kill_on == "validate":
-                time.sleep(1.0)  # inside the validation child by now
+            frozen = _freeze_grandchild(proc.pid) if kill_on == "validate" else None
             proc.send_signal(signal.SIGKILL)
+            if frozen is not None:  # the validation child, stopped mid-run, goes too
+                os.kill(frozen, signal.SIGKILL)
             break
     proc.wait(60)
     assert proc.returncode == -signal.SIGKILL, seen
