@@ -15,6 +15,7 @@ from starlette.middleware.gzip import GZipMiddleware
 
 from api import errors, mcp
 from api.middleware import RequestGuard, SecurityHeaders
+from api.params import MAX_VALUES, VALUE_CAPS
 from api.responses import HeadAsGet, ResponseCache
 from api.routes import (
     calc,
@@ -64,6 +65,8 @@ def create_app(settings: Settings | None = None) -> PerfledgerAPI:
     settings = settings or Settings()
     app = PerfledgerAPI(title="perfledger", version="0.1.0", openapi_tags=TAGS,
                   docs_url=None, redoc_url=None,
+                  # operation ids are the route functions' names: a generated client's too
+                  generate_unique_id_function=lambda route: route.name,
                   description="LLM-inference evidence: measured results, list prices and dated "
                               "vendor claims, every row labelled with what it is and where it "
                               "came from. Read-only.")
@@ -83,7 +86,7 @@ def create_app(settings: Settings | None = None) -> PerfledgerAPI:
                                        max_bytes=settings.api_response_cache_mb * 2**20,
                                        origins=settings.api_cors_origins)
     for module in modules:
-        app.include_router(module.router)
+        app.include_router(module.router, responses=errors.RESPONSES)
     app.router.lifespan_context = mcp.mount(app, mcp.build(app))
     app.mount("/static/docs", StaticFiles(directory=DOCS_ASSETS), name="docs-assets")
     app.mount("/static", StaticFiles(directory=explorer.STATIC), name="static")
@@ -132,14 +135,12 @@ ROW_FORMATS = {
                              "example": '{"id":"9bb82bbc93897023","round":"v6.1"}\n'},
     "application/vnd.apache.parquet": {"schema": {"type": "string", "format": "binary"}},
 }
-ERROR_EXAMPLE = {"error": {"status": 422, "code": "invalid_parameter",
-                           "message": "limit must be at most 1000 (got 5000); page with offset "
-                                      "or the next link", "param": "limit"}}
 
 
 def _document(app: FastAPI) -> None:
     """OpenAPI with a recorded example response per endpoint (api/examples.json, made by
-    ``python -m tools.make_examples``) and the one error shape on 422/404."""
+    ``python -m tools.make_examples``), the row formats and paging parameters of list routes
+    (``_list_params``) and the values a repeatable parameter may carry (``api.params``)."""
     from fastapi.openapi.utils import get_openapi
 
     def openapi() -> dict:
@@ -157,12 +158,32 @@ def _document(app: FastAPI) -> None:
                 ok.setdefault("content", {}).setdefault("application/json", {})["example"] = \
                     examples[path]
             json_schema = ok.get("content", {}).get("application/json", {}).get("schema", {})
-            if json_schema.get("$ref", "").split("/")[-1].startswith("ListPage_"):
+            page = json_schema.get("$ref", "").split("/")[-1]
+            if page.startswith("ListPage_"):
                 ok["content"].update(ROW_FORMATS)  # format= or Accept: the rows alone
-            op["responses"]["422"] = {
-                "description": "A parameter is invalid; the message says what is accepted.",
-                "content": {"application/json": {"example": ERROR_EXAMPLE}}}
+                _list_params(op, schema, page, app.state.settings.api_max_limit)
+            for param in op.get("parameters", []):  # each repeatable one's values counted
+                array = param["schema"].get("anyOf", [param["schema"]])[0]
+                if array.get("type") == "array" and "enum" not in array["items"]:
+                    array["maxItems"] = VALUE_CAPS.get(param["name"], MAX_VALUES)
         app.openapi_schema = schema
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _list_params(op: dict, schema: dict, page: str, max_limit: int) -> None:
+    """A list route's paging parameters as the server checks them: ``limit`` up to the
+    server's ``api_max_limit`` (a setting), ``sort`` and ``columns`` among the row model's
+    columns (``-`` before a sort key for descending); a row holds the columns asked for, so
+    none is required."""
+    rows = schema["components"]["schemas"][page]["properties"]["rows"]["items"]["$ref"]
+    row = schema["components"]["schemas"][rows.split("/")[-1]]
+    row.pop("required", None)
+    columns = list(row["properties"])
+    allowed = {"limit": None, "sort": columns + ["-" + c for c in columns], "columns": columns}
+    for param in op.get("parameters", []):
+        if param["name"] == "limit":
+            param["schema"]["maximum"] = max_limit
+        elif param["name"] in allowed:
+            param["schema"]["anyOf"][0]["items"]["enum"] = allowed[param["name"]]

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import difflib
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from warehouse.exceptions import PerfledgerError, QueryError, SnapshotError
@@ -21,9 +23,47 @@ log = logging.getLogger("perfledger.api")
 # CORSMiddleware before routing when CORS is on).
 ALLOW = "GET, HEAD, OPTIONS"
 
+# The status of an error in a word (``code``), for clients that branch on it.
 CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed",
          406: "not_acceptable", 414: "uri_too_long", 422: "invalid_parameter", 500: "internal_error",
          503: "unavailable"}
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong, in words a person can act on."""
+
+    status: int = Field(description="The response's HTTP status, repeated.")
+    code: str = Field(description="The status in a word.",
+                      json_schema_extra={"enum": [*CODES.values(), "error"]})
+    message: str = Field(description="What is wrong and what is accepted instead.")
+    param: str | None = Field(None, description="The query parameter at fault, when one is.")
+
+
+class ErrorEnvelope(BaseModel):
+    """The body of every error response."""
+
+    error: ErrorDetail
+
+
+def _typed(description: str, **example: Any) -> dict:
+    return {"model": ErrorEnvelope, "description": description,
+            **({"content": {"application/json": {"example": example}}} if example else {})}
+
+
+# The error answers every operation may give, declared once for the OpenAPI document (every
+# router is included with them); item routes add NOT_FOUND. A generated client types them all.
+RESPONSES: dict[int | str, dict[str, Any]] = {
+    422: _typed("A parameter is invalid, unknown or out of range; the message says what is "
+                "accepted.", error={"status": 422, "code": "invalid_parameter",
+                                    "message": "limit must be at most 1000 (got 5000); page "
+                                               "with offset or the next link",
+                                    "param": "limit"}),
+    414: _typed("The query string is too long; ask for fewer values at a time."),
+    500: _typed("An internal error; the traceback is in the server log."),
+    503: _typed("The warehouse snapshot cannot be read (see /healthz)."),
+}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: _typed("No item with that id in the snapshot served.")}
 
 
 def error_body(status: int, message: str, param: str | None = None) -> dict:

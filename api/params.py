@@ -8,7 +8,7 @@ vocabulary are checked case-insensitively (``choice``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -21,12 +21,15 @@ from warehouse.model.vocabulary import (
     OFFERS,
     OPERATING_SYSTEMS,
     PRICE_BASES,
+    PRICE_STATUSES,
     PRICE_TYPES,
     SCENARIOS,
     Evidence,
+    RunStatus,
     identity_text,
 )
 from warehouse.queries import ResultFilter
+from warehouse.queries.builders import one_of, string_schema
 
 # Values one repeatable parameter may carry (after splitting commas and dropping repeats):
 # enough for any dashboard, and a bound on what one request makes a worker build.
@@ -97,8 +100,15 @@ def check_choice(name: str, values: list[str], allowed: tuple[str, ...] | list[s
 CHOICES: dict[str, tuple[str, ...]] = {
     "division": DIVISIONS, "availability": AVAILABILITY, "scenario": SCENARIOS,
     "offer": OFFERS, "os": OPERATING_SYSTEMS, "type": PRICE_TYPES, "basis": PRICE_BASES,
-    "evidence": tuple(e.value for e in Evidence),
+    "evidence": tuple(e.value for e in Evidence), "price_status": PRICE_STATUSES,
+    "status": tuple(s.value for s in RunStatus),
 }
+
+
+def vocab(name: str, description: str, default: Any = None) -> Any:
+    """A parameter from the closed set ``CHOICES[name]`` (read with ``choice``), listed in the
+    OpenAPI schema."""
+    return one_of(CHOICES[name], description, default)
 
 
 def choice(name: str, values: list[str] | None) -> list[str]:
@@ -152,6 +162,19 @@ class PageParams(Params):
         return Page(limit=self.limit, offset=self.offset, sort=self.sort or [],
                     columns=self.columns or None, format=self.format,
                     csv_escape=not self.csv_raw)
+
+
+# The ISO 8601 forms ``as_of`` takes (``api.routes.common.parse_as_of``), for the schema: real
+# calendar days (29 February aside) from 1970 on, an optional time and offset.
+AS_OF_PATTERN = (r"^(19[7-9][0-9]|[2-9][0-9]{3})-((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|"
+                 r"(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31)([T ]([01][0-9]|2[0-3]):[0-5]"
+                 r"[0-9](:[0-5][0-9](\.[0-9]{1,6})?)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?)?$")
+
+
+def as_of_param(description: str) -> Any:
+    """An optional ``as_of`` parameter: a date or time (``AS_OF_PATTERN``)."""
+    return Field(None, description=description,
+                 json_schema_extra=string_schema(pattern=AS_OF_PATTERN))
 
 
 AS_OF = ("Answer from the snapshot that was current at this date (YYYY-MM-DD, end of day UTC) "

@@ -12,16 +12,16 @@ from pydantic import Field
 from api.params import (
     CHOICES,
     PRICES_AS_OF,
-    Numbers,
     PageParams,
     ResultParams,
+    as_of_param,
     check_choice,
     choice,
     listed,
+    vocab,
 )
 from api.routes.common import parse_as_of, reader, render_list
 from warehouse import queries
-from warehouse.exceptions import QueryError
 from warehouse.model.public import (
     ClaimCheckPublic,
     CostPublic,
@@ -56,15 +56,16 @@ def ratios(request: Request, q: Annotated[RatioParams, Query()]) -> Response:
 
 
 class CostParams(ResultParams):
-    basis: list[str] | None = Field(None, description="list_price (Azure price per "
-                                    "accelerator-hour) and/or assumed (rates); default both.")
-    rate: Numbers = Field(None, description="Assumed USD per accelerator-hour (> 0; repeatable "
-                          "or comma-separated); default 5, 10 and 15.")
+    basis: list[str] | None = vocab("basis", "list_price (Azure price per accelerator-hour) "
+                                    "and/or assumed (rates); default both.")
+    rate: list[Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]] | None = Field(
+        None, description="Assumed USD per accelerator-hour (> 0; repeatable or "
+        "comma-separated); default 5, 10 and 15.")
     region: str = Field("eastus2", description="Azure region for list prices.")
-    offer: str = Field(Offer.on_demand, description=f"{OFFERS_SAID}.")
-    os: str = Field("linux", description="linux or windows.")
-    as_of: str | None = Field(None, description=PRICES_AS_OF)
-    price_status: list[str] | None = Field(None, description="priced, no price or assumed.")
+    offer: str = vocab("offer", f"{OFFERS_SAID}.", Offer.on_demand)
+    os: str = vocab("os", "linux or windows.", "linux")
+    as_of: str | None = as_of_param(PRICES_AS_OF)
+    price_status: list[str] | None = vocab("price_status", "priced, no price or assumed.")
 
 
 @router.get("/costs", summary="Cost per million tokens on list-price and assumed bases",
@@ -76,16 +77,11 @@ def costs(request: Request, q: Annotated[CostParams, Query()]) -> Response:
     (the source never loaded or is switched off)."""
     bases = choice("basis", q.basis) or (["list_price", "assumed"] if _has_prices(request)
                                          else ["assumed"])
-    rates = q.rate or list(ASSUMED_RATES)
-    bad = [r for r in rates if not r > 0 or r != r or r == float("inf")]
-    if bad:
-        raise QueryError(f"rate must be a positive number of USD per accelerator-hour (got {bad[0]})",
-                         param="rate")
     return render_list(request, queries.costs_query(
-        q.filters(), bases=bases, rates=rates, region=q.region,
+        q.filters(), bases=bases, rates=q.rate or list(ASSUMED_RATES), region=q.region,
         offer=check_choice("offer", [q.offer], CHOICES["offer"])[0],
         os=check_choice("os", [q.os], CHOICES["os"])[0], as_of=parse_as_of(q.as_of),
-        price_status=listed(q.price_status)), q)
+        price_status=choice("price_status", q.price_status)), q)
 
 
 def _has_prices(request: Request) -> bool:
@@ -118,7 +114,7 @@ class ClaimCheckParams(PageParams):
     round: list[str] | None = Field(None, description="MLPerf round, e.g. v6.1 (6.1 and V6.1 "
                                     "are the same).")
     vendor: list[str] | None = Field(None, description="Vendor, e.g. Cerebras (any case).")
-    evidence: list[str] | None = Field(None, description="Claim evidence label.")
+    evidence: list[str] | None = vocab("evidence", "Claim evidence label.")
     metric: list[str] | None = Field(None, description="Claim metric.")
     verdict: list[str] | None = Field(None, description="Verdict, as the rows say it (any "
                                       "case).")

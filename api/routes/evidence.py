@@ -8,7 +8,8 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import Field
 
-from api.params import AS_OF, NoQuery, PageParams, check_choice, choice, listed
+from api.errors import NOT_FOUND
+from api.params import AS_OF, NoQuery, PageParams, as_of_param, check_choice, choice, listed, vocab
 from api.routes.common import parse_as_of, render_item, render_list, snapshot
 from warehouse import queries
 from warehouse.model.public import (
@@ -20,18 +21,19 @@ from warehouse.model.public import (
     ModelShapePublic,
 )
 from warehouse.model.vocabulary import LATENCY_SCENARIOS
+from warehouse.queries.builders import one_of
 
 router = APIRouter(prefix="/v1", tags=["evidence"])
 
 
 class ClaimParams(PageParams):
     vendor: list[str] | None = Field(None, description="Vendor, e.g. Cerebras.")
-    evidence: list[str] | None = Field(None, description="Evidence label, e.g. vendor_claim.")
+    evidence: list[str] | None = vocab("evidence", "Evidence label, e.g. vendor_claim.")
     metric: list[str] | None = Field(None, description="Metric, e.g. "
                                      "output_tokens_per_s_per_user.")
     model: list[str] | None = Field(None, description="Model the figure is about.")
     product: str | None = Field(None, description="Substring of the product name.")
-    as_of: str | None = Field(None, description=AS_OF)
+    as_of: str | None = as_of_param(AS_OF)
 
 
 @router.get("/claims", summary="Dated vendor claims, projections and reported figures",
@@ -44,7 +46,7 @@ def list_claims(request: Request, q: Annotated[ClaimParams, Query()]) -> Respons
 
 
 @router.get("/claims/{claim_id}", summary="One claim, its source file snapshot and its history",
-            response_model=ClaimItem, responses={404: {"description": "Unknown claim id."}})
+            response_model=ClaimItem, responses=NOT_FOUND)
 def get_claim(request: Request, claim_id: Annotated[str, Path(description="Claim id.")],
               _: NoQuery) -> Response:
     """One claim, the curated file snapshot it was read from, and its earlier versions (a
@@ -86,7 +88,7 @@ def list_models(request: Request, q: Annotated[ModelParams, Query()]) -> Respons
 
 class RuleParams(PageParams):
     model: list[str] | None = Field(None, description="Benchmark model, e.g. llama2-70b.")
-    scenario: list[str] | None = Field(None, description="Server or Interactive.")
+    scenario: list[str] | None = one_of(LATENCY_SCENARIOS, "Server or Interactive.")
     current: bool = Field(True, description="Only the latest rules document (false: every "
                           "version ever fetched).")
 

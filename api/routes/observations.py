@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from pydantic import Field
 
-from api.params import AS_OF, CHOICES, PageParams, check_choice, listed
+from api.params import AS_OF, CHOICES, PageParams, as_of_param, check_choice, listed
 from api.routes.common import parse_as_of, render_list
 from warehouse import queries
 from warehouse.model.public import (
@@ -25,7 +25,7 @@ router = APIRouter(prefix="/v1", tags=["observations"])
 
 
 class ObservationParams(ObservationFilter, PageParams):
-    as_of: str | None = Field(None, description=AS_OF)
+    as_of: str | None = as_of_param(AS_OF)
 
 
 @router.get("/observations", summary="InferenceX observations (third-party measured)",
@@ -46,7 +46,7 @@ def observations(request: Request, q: Annotated[ObservationParams, Query()]) -> 
 
 
 class FrontierParams(FrontierFilter, PageParams):
-    as_of: str | None = Field(None, description=AS_OF)
+    as_of: str | None = as_of_param(AS_OF)
 
 
 @router.get("/frontier", summary="Throughput per GPU against tokens/s per user: the "
@@ -75,7 +75,7 @@ def frontier(request: Request, q: Annotated[FrontierParams, Query()]) -> Respons
 class ClaimObservationParams(PageParams):
     vendor: list[str] | None = Field(None, description="Vendor, e.g. Groq.")
     model: list[str] | None = Field(None, description="Claim model, e.g. gpt-oss-120b.")
-    as_of: str | None = Field(None, description=AS_OF)
+    as_of: str | None = as_of_param(AS_OF)
 
 
 @router.get("/claim-observations", summary="Per-user speed claims against InferenceX "

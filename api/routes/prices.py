@@ -8,7 +8,8 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import Field
 
-from api.params import PRICES_AS_OF, NoQuery, PageParams, choice, listed
+from api.errors import NOT_FOUND
+from api.params import PRICES_AS_OF, NoQuery, PageParams, as_of_param, choice, listed, vocab
 from api.routes.common import parse_as_of, render_item, render_list, snapshot
 from warehouse import queries
 from warehouse.model.public import AcceleratorDetail, Accelerators, ListPage, PriceCatalogPublic
@@ -23,11 +24,10 @@ class PriceParams(PageParams):
         "Accelerator id (nvidia-h100-sxm), a spelling or a short name (H200); an ambiguous "
         "short name is a 422 listing the ids."))
     region: list[str] | None = Field(None, description="Region, e.g. eastus2.")
-    type: list[str] | None = Field(None, description="Consumption, Reservation or "
-                                   "DevTestConsumption.")
-    offer: list[str] | None = Field(None, description=f"{', '.join(OFFERS)}.")
-    os: list[str] | None = Field(None, description="linux or windows.")
-    as_of: str | None = Field(None, description=PRICES_AS_OF)
+    type: list[str] | None = vocab("type", "Consumption, Reservation or DevTestConsumption.")
+    offer: list[str] | None = vocab("offer", f"{', '.join(OFFERS)}.")
+    os: list[str] | None = vocab("os", "linux or windows.")
+    as_of: str | None = as_of_param(PRICES_AS_OF)
 
 
 @router.get("/prices", summary="Azure GPU VM list prices, with price per accelerator-hour",
@@ -43,8 +43,8 @@ def list_prices(request: Request, q: Annotated[PriceParams, Query()]) -> Respons
 class HistoryParams(PageParams):
     sku: str = Field(description="VM size, e.g. Standard_ND96isr_H100_v5.")
     region: list[str] | None = Field(None, description="Region, e.g. eastus2.")
-    offer: list[str] | None = Field(None, description="on_demand (default: all offers).")
-    os: list[str] | None = Field(None, description="linux or windows.")
+    offer: list[str] | None = vocab("offer", "on_demand (default: all offers).")
+    os: list[str] | None = vocab("os", "linux or windows.")
 
 
 @router.get("/prices/history", summary="Every version of one VM size's price (time series)",
@@ -70,7 +70,7 @@ def accelerators(request: Request, _: NoQuery) -> Response:
 
 @router.get("/accelerators/{accelerator_id}", summary="One accelerator: identity, sourced "
             "figures, spellings per round, rounds, Azure SKUs", response_model=AcceleratorDetail,
-            responses={404: {"description": "No accelerator with that id in the catalogue."}})
+            responses=NOT_FOUND)
 def accelerator(request: Request, accelerator_id: Annotated[str, Path(description=(
         "Accelerator id, e.g. amd-mi300x (see /v1/accelerators)."))], _: NoQuery) -> Response:
     """Identity, datasheet figures each with its URL, date and quoted text (and the gaps), every

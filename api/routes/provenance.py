@@ -9,7 +9,8 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, Response
 from pydantic import Field
 
-from api.params import NoQuery, PageParams, Params, listed
+from api.errors import NOT_FOUND
+from api.params import NoQuery, PageParams, Params, choice, listed, vocab
 from api.routes.common import reader, render_item, render_list, snapshot
 from warehouse import queries
 from warehouse.exceptions import PerfledgerError, SnapshotError
@@ -47,7 +48,7 @@ def list_sources(request: Request, q: Annotated[SourceParams, Query()]) -> Respo
 
 @router.get("/v1/sources/{snapshot_id}", summary="One source snapshot and the rows parsed from it",
             response_model=SourceItem,
-            responses={404: {"description": "Unknown source snapshot id."}})
+            responses=NOT_FOUND)
 def get_source(request: Request, snapshot_id: Annotated[str, Path(
         description="source_snapshot id, as in a row's source_snapshot_id.")],
                _: NoQuery) -> Response:
@@ -61,15 +62,15 @@ def get_source(request: Request, snapshot_id: Annotated[str, Path(
 
 class RefreshParams(Params):
     limit: int = Field(50, ge=1, le=1000, description="Runs to return.")
-    status: list[str] | None = Field(None, description="published, unchanged, partial, failed "
-                                     "or rejected.")
+    status: list[str] | None = vocab("status", "published, unchanged, partial, failed, "
+                                     "rejected, running or interrupted.")
 
 
 @router.get("/v1/refreshes", summary="Refresh history, newest first (published or not)",
             response_model=Refreshes)
 def list_refreshes(request: Request, q: Annotated[RefreshParams, Query()]) -> Response:
     """Every refresh run with its per-source outcome and message."""
-    payload = health.refreshes(_runs(request), listed(q.status), q.limit)
+    payload = health.refreshes(_runs(request), choice("status", q.status), q.limit)
     for row in payload["rows"]:
         row["links"] = {"validation": f"/v1/refreshes/{row['id']}/validation"}
     return render_item(request, reader(request).get(), payload)
@@ -77,7 +78,7 @@ def list_refreshes(request: Request, q: Annotated[RefreshParams, Query()]) -> Re
 
 @router.get("/v1/refreshes/{run_id}/validation", summary="Validation results of one refresh",
             response_model=RefreshValidation,
-            responses={404: {"description": "Unknown refresh id."}})
+            responses=NOT_FOUND)
 def refresh_validation(request: Request, run_id: Annotated[str, Path(
         description="Refresh id from /v1/refreshes.")], _: NoQuery) -> Response:
     """Each expectation of the run: severity, success, offending row count and a sample."""

@@ -8,7 +8,8 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import Field
 
-from api.params import AS_OF, NoQuery, ResultParams, listed
+from api.errors import NOT_FOUND
+from api.params import AS_OF, NoQuery, ResultParams, as_of_param, listed
 from api.routes.common import parse_as_of, render_item, render_list, snapshot
 from warehouse import queries
 from warehouse.model.public import ListPage, MlperfResultPublic, ResultItem
@@ -20,7 +21,7 @@ class ResultsParams(ResultParams):
     units: list[str] | None = Field(None, description="Units, e.g. Tokens/s.")
     min_result: float | None = Field(None, description="Smallest result.")
     max_result: float | None = Field(None, description="Largest result.")
-    as_of: str | None = Field(None, description=AS_OF)
+    as_of: str | None = as_of_param(AS_OF)
 
 
 @router.get("/results", summary="MLPerf results, filtered and paginated",
@@ -36,7 +37,7 @@ def list_results(request: Request, q: Annotated[ResultsParams, Query()]) -> Resp
 
 @router.get("/results/{result_id}", summary="One MLPerf result with its full source record",
             response_model=ResultItem,
-            responses={404: {"description": "No result with that id in the current snapshot."}})
+            responses=NOT_FOUND)
 def get_result(request: Request, result_id: Annotated[str, Path(description="Result id from "
                                                             "/v1/results.")],
                _: NoQuery) -> Response:

@@ -212,6 +212,7 @@ PRICE_TYPES = ("Consumption", "Reservation", "DevTestConsumption")
 HOURLY_UNITS = ("1 Hour", "1/Hour", "1 Hours")
 HOURS_IN_TERM = {"1 Year": 8760.0, "3 Years": 26280.0, "5 Years": 43800.0}
 PRICE_BASES = ("list_price", "assumed")
+PRICE_STATUSES = ("priced", "no price", "assumed")  # a cost row's price_status
 ASSUMED_RATES = (5.0, 10.0, 15.0)  # USD per accelerator-hour when the caller names none
 
 

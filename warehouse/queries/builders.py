@@ -4,8 +4,9 @@ are written here, never in a route."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from datetime import date, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -33,12 +34,41 @@ from warehouse.model.public import (
 )
 from warehouse.model.vocabulary import (
     ASSUMED_RATES,
+    AVAILABILITY,
+    DIVISIONS,
+    OFFERS,
+    OPERATING_SYSTEMS,
+    POWER_STATUSES,
+    SCENARIOS,
     Evidence,
     basis,
     model_family,
     normalise_model,
 )
 from warehouse.queries.listing import Accelerators, AnyOf, Known, ListQuery, contains_pattern
+
+
+def string_schema(**keywords: object) -> Callable[[dict], None]:
+    """``json_schema_extra`` that adds ``keywords`` to a parameter's string schema (each item
+    of a repeatable one): constraints checked where the value is read, declared in OpenAPI."""
+
+    def apply(schema: dict) -> None:
+        for branch in (schema, *schema.get("anyOf", [])):
+            item = branch.get("items", branch)
+            if item.get("type") == "string":
+                item.update(keywords)
+
+    return apply
+
+
+def one_of(values: Iterable[str], description: str, default: Any = None) -> Any:
+    """A parameter from a closed set, matched case-insensitively where it is read (a repeatable
+    one: each value); the OpenAPI schema lists the set."""
+    return Field(default, description=description,
+                 json_schema_extra=string_schema(enum=list(values)))
+
+
+DATE = string_schema(format="date")
 
 
 class ResultFilter(BaseModel):
@@ -49,10 +79,10 @@ class ResultFilter(BaseModel):
 
     round: list[str] | None = Field(None, description="MLPerf round, e.g. v6.1 (6.1 and V6.1 "
                                     "are the same).")
-    division: list[str] | None = Field(None, description="closed (default) or open; all for "
-                                       "both.")
-    availability: list[str] | None = Field(None, description="available (default), preview or "
-                                           "rdi; all for every system.")
+    division: list[str] | None = one_of((*DIVISIONS, "all"), "closed (default) or open; all "
+                                        "for both.")
+    availability: list[str] | None = one_of((*AVAILABILITY, "all"), "available (default), "
+                                            "preview or rdi; all for every system.")
     organization: list[str] | None = Field(None, description="Submitter, e.g. NVIDIA (any "
                                            "case).")
     model: list[str] | None = Field(None, description="Model id or family, e.g. deepseek-r1, "
@@ -61,8 +91,8 @@ class ResultFilter(BaseModel):
     accelerator: list[str] | None = Field(None, description=(
         "Accelerator: an id (amd-mi355x, see /v1/accelerators), a published spelling or a short "
         "name (H200, MI355X, B200); an ambiguous short name (H100) is a 422 listing the ids."))
-    scenario: list[str] | None = Field(None, description="Offline, Server, Interactive, "
-                                       "SingleStream or MultiStream (any case).")
+    scenario: list[str] | None = one_of(SCENARIOS, "Offline, Server, Interactive, "
+                                        "SingleStream or MultiStream (any case).")
     system: str | None = Field(None, description="Substring of the system name "
                                "(case-insensitive).")
 
@@ -395,10 +425,12 @@ class ObservationFilter(BaseModel):
     precision: list[str] | None = Field(None, description="fp4, fp8, bf16 or int4.")
     isl: list[Tokens] | None = Field(None, description="Input tokens, e.g. 1024 or 8192.")
     osl: list[Tokens] | None = Field(None, description="Output tokens, e.g. 1024 or 8192.")
-    power_status: list[str] | None = Field(None, description="valid, unsupported_schema, "
-                                           "invalid, legacy_unverified or none.")
-    date_from: str | None = Field(None, description="Observed on or after (YYYY-MM-DD).")
-    date_to: str | None = Field(None, description="Observed on or before (YYYY-MM-DD).")
+    power_status: list[str] | None = one_of(POWER_STATUSES, "valid, unsupported_schema, "
+                                            "invalid, legacy_unverified or none.")
+    date_from: str | None = Field(None, description="Observed on or after (YYYY-MM-DD).",
+                                  json_schema_extra=DATE)
+    date_to: str | None = Field(None, description="Observed on or before (YYYY-MM-DD).",
+                                json_schema_extra=DATE)
 
     def dates(self) -> tuple[date | None, date | None]:
         """The date window, checked."""
@@ -460,16 +492,17 @@ class FrontierFilter(BaseModel):
                                         "answer at: interpolated between the neighbouring "
                                         "frontier points, 'out of range' outside them.")
     date: str | None = Field(None, description="The curves as they stood on this date: each "
-                             "configuration's latest run on or before it (YYYY-MM-DD).")
+                             "configuration's latest run on or before it (YYYY-MM-DD).",
+                             json_schema_extra=DATE)
     rate: float = Field(ASSUMED_RATES[1], gt=0, le=1e4, description="Assumed USD per GPU-hour "
                         "for cost per million tokens.")
     region: str = Field("eastus2", description="Azure region of the list-price cost.")
-    offer: str = Field("on_demand", description="Azure offer of the list-price cost.")
-    os: str = Field("linux", description="Azure OS of the list-price cost.")
+    offer: str = one_of(OFFERS, "Azure offer of the list-price cost.", "on_demand")
+    os: str = one_of(OPERATING_SYSTEMS, "Azure OS of the list-price cost.", "linux")
     include_dominated: bool = Field(False, description="Also return the dominated points "
                                     "(kind=dominated).")
-    mlperf_division: list[str] | None = Field(None, description="MLPerf divisions overlaid: "
-                                              "closed (default), open, or all.")
+    mlperf_division: list[str] | None = one_of((*DIVISIONS, "all"), "MLPerf divisions "
+                                               "overlaid: closed (default), open, or all.")
     mlperf_accelerator: list[str] | None = Field(None, description=(
         "Also overlay MLPerf results of these accelerators, beside those of the accelerators "
         "drawn: e.g. your own run on one accelerator next to MLPerf's on another."))
