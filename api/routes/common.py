@@ -30,6 +30,7 @@ from warehouse.quality import health
 from warehouse.queries import (
     Empty,
     ListQuery,
+    caveat_hint,
     empty_hint,
     relation_columns,
     run_list,
@@ -110,6 +111,8 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
             hint = (_advice(empty_hint(con, q, opened.loaded_sources(), absent, failed))
                     if opened.id is not None else
                     "no snapshot is published yet: run `perfledger refresh` (see /healthz)")
+        elif q.caveat is not None:  # some rows need a word (e.g. costs with no price)
+            hint = caveat_hint(con, q, have, opened.loaded_sources(), _absent(con)[0])
     except BaseException:  # a failed query may leave the cursor busy: the next one is fresh
         opened.drop_local_cursor()
         raise

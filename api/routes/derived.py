@@ -33,6 +33,7 @@ from warehouse.model.public import (
     TrendPublic,
 )
 from warehouse.model.vocabulary import ASSUMED_RATES, OFFERS_SAID, Offer
+from warehouse.queries import Caveat
 
 router = APIRouter(prefix="/v1", tags=["derived"])
 
@@ -77,11 +78,20 @@ def costs(request: Request, q: Annotated[CostParams, Query()]) -> Response:
     (the source never loaded or is switched off)."""
     bases = choice("basis", q.basis) or (["list_price", "assumed"] if _has_prices(request)
                                          else ["assumed"])
-    return render_list(request, queries.costs_query(
+    offer = check_choice("offer", [q.offer], CHOICES["offer"])[0]
+    os = check_choice("os", [q.os], CHOICES["os"])[0]
+    statuses = choice("price_status", q.price_status)
+    query = queries.costs_query(
         q.filters(), bases=bases, rates=q.rate or list(ASSUMED_RATES), region=q.region,
-        offer=check_choice("offer", [q.offer], CHOICES["offer"])[0],
-        os=check_choice("os", [q.os], CHOICES["os"])[0], as_of=parse_as_of(q.as_of),
-        price_status=choice("price_status", q.price_status)), q)
+        offer=offer, os=os, as_of=parse_as_of(q.as_of), price_status=statuses)
+    if "list_price" in bases:  # a result Azure does not price: said, and why when it never loaded
+        query.caveat = Caveat("price_status = 'no price'", "{n} rows say 'no price' ({why}); "
+                              "basis=assumed gives them a cost at assumed rates",
+                              f"no Azure list price for their accelerator in {q.region} "
+                              f"({offer}, {os})", "azure_prices")
+        if set(statuses) == {"priced"}:  # only Azure's rows can answer: its absence says why
+            query.sources = (*query.sources, "azure_prices")
+    return render_list(request, query, q)
 
 
 def _has_prices(request: Request) -> bool:

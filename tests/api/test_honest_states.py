@@ -166,3 +166,54 @@ def test_division_all_is_suggested_only_when_rows_exist_outside_the_defaults(rou
     assert body["total"] == 0
     assert "division=all" not in body["hint"]
     assert body["hint"] == "no system matches these filters in any division or availability"
+
+
+@pytest.fixture(scope="module")
+def no_azure(tmp_path_factory):
+    """MLPerf, the rules and the curated files load; Azure prices never do (nothing listens
+    where the sources file points)."""
+    from tests.conftest import full_sources
+
+    tmp = tmp_path_factory.mktemp("no-azure")
+    sources = full_sources(tmp / "sources.toml", None,
+                           azure_prices=f'url = "http://127.0.0.1:{free_port()}/prices"')
+    report = refresh(make_settings(tmp, sources, http_retries=0))
+    assert report.status == "partial", report.as_dict()
+    return tmp, sources
+
+
+@pytest.fixture
+def no_azure_client(no_azure, tmp_path, client_for):
+    tmp, sources = no_azure
+    copy_data_dir(tmp / "var", tmp_path / "no-azure" / "var")
+    return client_for(make_settings(tmp_path / "no-azure", sources))
+
+
+def test_priced_costs_without_azure_name_the_price_source(no_azure_client):
+    """#48: this said "no system matches these filters in any division or availability"."""
+    body = no_azure_client.get("/v1/costs", params={"basis": "list_price",
+                                                    "price_status": "priced"}).json()
+    assert body["total"] == 0
+    assert body["hint"].startswith("no rows: the azure_prices source has never loaded"), body
+    assert "division" not in body["hint"]
+
+
+def test_no_price_rows_carry_a_hint_saying_why(no_azure_client, full_client):
+    """#48: 'no price' rows came with hint: null; the hint counts them and says why (the
+    price source never loaded, or Azure does not rent the accelerator there)."""
+    body = no_azure_client.get("/v1/costs", params={"basis": "list_price",
+                                                    "model": "llama2-70b", "limit": 5}).json()
+    assert body["total"] > 5  # counted over every matching row, not the page
+    assert body["hint"].startswith(f"{body['total']:,} rows say 'no price' (the azure_prices "
+                                   "source has never loaded"), body["hint"]
+    assert body["hint"].endswith("basis=assumed gives them a cost at assumed rates")
+    params = {"basis": "list_price", "accelerator": "nvidia-h200,nvidia-b300-sxm-270gb",
+              "division": "all", "availability": "all", "limit": 1000}
+    rows = full_client.get("/v1/costs", params=params).json()
+    unpriced = [r for r in rows["rows"] if r["price_status"] == "no price"]
+    assert unpriced and len(unpriced) < rows["total"] <= 1000
+    assert rows["hint"] == (f"{len(unpriced)} rows say 'no price' (no Azure list price for "
+                            "their accelerator in eastus2 (on_demand, linux)); basis=assumed "
+                            "gives them a cost at assumed rates")
+    priced = full_client.get("/v1/costs", params={**params, "price_status": "priced"}).json()
+    assert priced["total"] == rows["total"] - len(unpriced) and priced["hint"] is None

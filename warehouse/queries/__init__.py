@@ -49,10 +49,12 @@ from warehouse.queries.items import (
 from warehouse.queries.listing import (
     Accelerators,
     AnyOf,
+    Caveat,
     Empty,
     Known,
     ListQuery,
     ListSQL,
+    caveat_hint,
     empty_hint,
     list_sql,
     quote_name,
@@ -64,10 +66,10 @@ from warehouse.queries.listing import (
 )
 
 __all__ = [
-    "Accelerators", "AnyOf", "Empty", "Known", "ListQuery", "ListSQL", "ObservationFilter", "ResultFilter",
+    "Accelerators", "AnyOf", "Caveat", "Empty", "Known", "ListQuery", "ListSQL", "ObservationFilter", "ResultFilter",
     "accelerator_aliases", "accelerator_detail", "accelerators", "claim_checks_query",
     "claim_detail", "claim_observations_query", "claims_query", "costs_query", "coverage",
-    "current_price", "empty_hint", "energy_query", "frontier_query", "hardware_query",
+    "caveat_hint", "current_price", "empty_hint", "energy_query", "frontier_query", "hardware_query",
     "observations_query",
     "latency_query", "list_sql", "meta", "models_query", "per_accelerator_query",
     "price_history_query", "prices_query", "quote_name", "ratios_query", "relation_columns",

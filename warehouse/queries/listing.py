@@ -99,6 +99,7 @@ class ListQuery:
     served: bool = False
     sources: tuple[str, ...] = ()  # the sources the relation's rows come from
     wider: ListQuery | None = None  # without the default filters, when not just fewer any_of
+    caveat: Caveat | None = None  # rows a non-empty answer explains (``caveat_hint``)
 
     def widened(self) -> ListQuery:
         """This query without the default filters (division, availability)."""
@@ -332,6 +333,33 @@ def _bind(con: duckdb.DuckDBPyConnection, params: list) -> list:
     """Parameters with the ones resolved against the snapshot (``Accelerators``) resolved."""
     return [resolve_accelerators(con, p.values) if isinstance(p, Accelerators) else p
             for p in params]
+
+
+@dataclass(frozen=True)
+class Caveat:
+    """Rows of a non-empty answer that need a word: those matching ``where`` (SQL over the
+    rows' columns, written in code, never from a request), said by ``message`` ("{n}": how
+    many; "{why}": ``why``, or why ``source`` has no rows when the snapshot has none of it)."""
+
+    where: str
+    message: str
+    why: str
+    source: str
+
+
+def caveat_hint(con: duckdb.DuckDBPyConnection, q: ListQuery, have: frozenset[str] | None,
+                loaded: frozenset[str], absent: Callable[[str], str]) -> str | None:
+    """The hint of a non-empty answer: ``q.caveat`` said when some matching rows need it."""
+    if q.caveat is None:
+        return None
+    s = list_sql(con, dataclasses.replace(q, columns=None, served=False), have)
+    n = scalar(con, f"SELECT count(*) FROM ({s.inner}) WHERE {q.caveat.where}",  # noqa: S608
+               s.params)
+    if not n:
+        return None
+    c = q.caveat
+    return c.message.replace("{n}", f"{n:,}").replace(
+        "{why}", c.why if c.source in loaded else absent(c.source))
 
 
 @dataclass(frozen=True)
