@@ -15,6 +15,7 @@ from api.params import (
     PageParams,
     ResultParams,
     as_of_param,
+    buyer_choice,
     check_choice,
     choice,
     listed,
@@ -34,6 +35,7 @@ from warehouse.model.public import (
 )
 from warehouse.model.vocabulary import ASSUMED_RATES, OFFERS_SAID, Offer
 from warehouse.queries import Caveat
+from warehouse.queries.builders import RoundScope
 
 router = APIRouter(prefix="/v1", tags=["derived"])
 
@@ -120,9 +122,7 @@ def latency_bounds(request: Request, q: Annotated[LatencyParams, Query()]) -> Re
                                                       answer_tokens=q.answer_tokens), q)
 
 
-class ClaimCheckParams(PageParams):
-    round: list[str] | None = Field(None, description="MLPerf round, e.g. v6.1 (6.1 and V6.1 "
-                                    "are the same).")
+class ClaimCheckParams(RoundScope, PageParams):
     vendor: list[str] | None = Field(None, description="Vendor, e.g. Cerebras (any case).")
     evidence: list[str] | None = vocab("evidence", "Claim evidence label.")
     metric: list[str] | None = Field(None, description="Claim metric.")
@@ -133,10 +133,14 @@ class ClaimCheckParams(PageParams):
 @router.get("/claim-checks", summary="Each vendor claim next to the measured evidence",
             response_model=ListPage[ClaimCheckPublic])
 def claim_checks(request: Request, q: Annotated[ClaimCheckParams, Query()]) -> Response:
-    """Verdict in words, closest measured result id, figures recomputed from specs."""
+    """Verdict in words, closest measured result id, figures recomputed from specs. The
+    closest result is chosen among closed-division, available systems unless
+    ``division``/``availability`` say otherwise, as on every route over MLPerf results."""
     return render_list(request, queries.claim_checks_query(
         round=listed(q.round), vendor=listed(q.vendor), evidence=choice("evidence", q.evidence),
-        metric=listed(q.metric), verdict=listed(q.verdict)), q)
+        metric=listed(q.metric), verdict=listed(q.verdict),
+        division=buyer_choice("division", q.division, "closed"),
+        availability=buyer_choice("availability", q.availability, "available")), q)
 
 
 class UnitParams(ResultParams):

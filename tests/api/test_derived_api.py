@@ -227,3 +227,70 @@ def test_list_price_cost_view_equals_the_costs_route(evidence_warehouse, evidenc
             v["rate_per_accelerator_hour"] * v["total_accelerators"] / (v["result"] * 3600) * 1e6)
     if offer == "reservation":  # one row per term, each named
         assert {v["reservation_term"] for v in view} == {"1 Year", "3 Years"}
+
+
+@pytest.fixture(scope="module")
+def preview_claim_client(tmp_path_factory, full_warehouse):
+    """The full warehouse's v6.1 CSV and curated files plus one claim about the accelerator of
+    v6.1's preview Vera Rubin NVL72 on DeepSeek-R1 (#48: claim checks take division and
+    availability like every route over MLPerf results)."""
+    import shutil
+
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from tests.helpers import REPO
+
+    tmp = tmp_path_factory.mktemp("preview-claim")
+    shutil.copytree(REPO / "data", tmp / "data")
+    probe = TestClient(create_app(make_settings(full_warehouse, full_warehouse / "sources.toml")))
+    [rubin] = {r["accelerator_id"] for r in all_rows(
+        probe, "/v1/results", model="deepseek-r1", system="Vera Rubin", availability="preview")}
+    probe.app.state.reader.close()
+    with (tmp / "data" / "claims.yaml").open("a") as claims:
+        claims.write(f"""
+  - id: test-rubin-deepseek
+    vendor: NVIDIA
+    product: Vera Rubin NVL72
+    accelerator_id: {rubin}
+    model: deepseek-r1
+    metric: output_tokens_per_s
+    value: 1000000
+    unit: tokens/s
+    evidence: vendor_claim
+    claimed_on: 2026-10-25
+    source:
+      title: "a test claim"
+      url: https://example.com/rubin
+      checked_on: 2026-10-25
+      quote: "a million tokens per second"
+""")
+    sources = full_sources(tmp / "sources.toml", curated=f'dir = "{tmp / "data"}"')
+    assert refresh(make_settings(tmp, sources)).status == "published"
+    client = TestClient(create_app(make_settings(tmp, sources)))
+    yield client, rubin
+    client.app.state.reader.close()
+
+
+@pytest.mark.parametrize("params", [{}, {"availability": "all"}, {"availability": "preview"},
+                                    {"division": "all", "availability": "all"}])
+def test_claim_checks_compare_within_the_division_and_availability_asked(preview_claim_client,
+                                                                         params):
+    client, rubin = preview_claim_client
+    [check] = [r for r in all_rows(client, "/v1/claim-checks", round="v6.1", **params)
+               if r["claim_id"] == "test-rubin-deepseek"]
+    # the counterpart, found independently: the best Server/Interactive Tokens/s result of
+    # that accelerator on DeepSeek-R1 among the results the same filters list
+    results = [r for r in all_rows(client, "/v1/results", model="deepseek-r1", round="v6.1",
+                                   accelerator=rubin, units="Tokens/s", **params)
+               if r["scenario"] in ("Server", "Interactive")]
+    best = max(results, key=lambda r: r["result"], default=None)
+    assert check["closest_result_id"] == (best and best["id"])
+    assert check["comparable_results"] == (len(results) or None)
+    assert bool(results) == (params.get("availability") in ("all", "preview"))
+    assert check["vendor_or_accelerator_in_round"] is True  # NVIDIA is in v6.1 either way
+
+
+def test_claim_checks_refuse_an_unknown_division(full_client):
+    r = full_client.get("/v1/claim-checks", params={"division": "closedd"})
+    assert r.status_code == 422 and r.json()["error"]["param"] == "division"

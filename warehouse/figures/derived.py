@@ -533,29 +533,18 @@ SELECT s.*, h.name AS hardware_name, h.vendor, h.kind, h.accelerator_id, h.accel
 FROM hardware_spec s JOIN hardware h ON h.id = s.hardware_id
 """)
 
-view("claim_check",
-     "Each claim next to what the warehouse can say about it, per MLPerf round: the best "
-     "measured Server/Interactive Tokens/s result for the same accelerator and model, whether "
-     "the vendor or accelerator appears in the round at all, and the figure recomputed from "
-     "specs where the claim is a ratio of specs.",
-     {"verdict": "What the measured data says, in words",
-      "recomputed_value": "numerator spec / denominator spec (claims with a recompute rule)",
-      "claim_over_recomputed": "claim value / recomputed value",
-      "id": "claim_id:round",
-      "round": "MLPerf round the claim is checked against (every round mlperf_result holds)",
-      "unit": "Unit of the claim's value",
-      "closest_scenario": "That result's scenario: Server or Interactive",
-      "basis": "derived: <the claim's evidence label>, or derived: vendor_spec + <that label> "
-               "where the claim is recomputed from specs"},
-     inherits=("claim",), weakest=CLAIM_LABELS)(
-"""
-WITH rounds AS (SELECT DISTINCT round FROM mlperf_result),
+def claim_check_sql(results_where: str = "TRUE") -> str:
+    """Each claim against each MLPerf round (``claim_check``), the measured counterpart chosen
+    among the results ``results_where`` keeps (SQL over mlperf_result; its ``?`` are bound by
+    the caller), e.g. a division and availability."""
+    return """WITH rounds AS (SELECT DISTINCT round FROM mlperf_result),
 measured AS (
     SELECT round, accelerator_id, model_family, count(*) AS results,
            arg_max(id, result) AS best_result_id, max(result) AS best_result,
            arg_max(scenario, result) AS best_scenario
     FROM mlperf_result
     WHERE NOT is_power AND units = """ + TOKENS + """ AND scenario IN """ + LATENCY + """
+          AND (""" + results_where + """)
     GROUP BY ALL
 ),
 presence AS (
@@ -590,7 +579,25 @@ LEFT JOIN measured m ON m.round = pr.round AND m.accelerator_id = c.accelerator_
                     AND m.model_family = c.model
 LEFT JOIN hardware_spec num ON num.id = c.recompute_numerator
 LEFT JOIN hardware_spec den ON den.id = c.recompute_denominator
-""")
+"""
+
+
+view("claim_check",
+     "Each claim next to what the warehouse can say about it, per MLPerf round: the best "
+     "measured Server/Interactive Tokens/s result for the same accelerator and model, whether "
+     "the vendor or accelerator appears in the round at all, and the figure recomputed from "
+     "specs where the claim is a ratio of specs.",
+     {"verdict": "What the measured data says, in words",
+      "recomputed_value": "numerator spec / denominator spec (claims with a recompute rule)",
+      "claim_over_recomputed": "claim value / recomputed value",
+      "id": "claim_id:round",
+      "round": "MLPerf round the claim is checked against (every round mlperf_result holds)",
+      "unit": "Unit of the claim's value",
+      "closest_scenario": "That result's scenario: Server or Interactive",
+      "basis": "derived: <the claim's evidence label>, or derived: vendor_spec + <that label> "
+               "where the claim is recomputed from specs"},
+     inherits=("claim",), weakest=CLAIM_LABELS)(
+    claim_check_sql())
 
 view("observation",
      "InferenceX observations (third_party_measured, SemiAnalysis InferenceX), every version "

@@ -71,11 +71,9 @@ def one_of(values: Iterable[str], description: str, default: Any = None) -> Any:
 DATE = string_schema(format="date")
 
 
-class ResultFilter(BaseModel):
-    """Filters every route over MLPerf results shares, declared once: the API's query
-    parameters are these fields (``api.params.ResultParams``, which checks them against the
-    vocabulary and applies the defaults) and the builders below read them; model spellings are
-    normalised here."""
+class RoundScope(BaseModel):
+    """Which MLPerf results a route reads or compares with: rounds, and the division and
+    availability (closed and available by default, ``all`` for every system)."""
 
     round: list[str] | None = Field(None, description="MLPerf round, e.g. v6.1 (6.1 and V6.1 "
                                     "are the same).")
@@ -83,6 +81,14 @@ class ResultFilter(BaseModel):
                                         "for both.")
     availability: list[str] | None = one_of((*AVAILABILITY, "all"), "available (default), "
                                             "preview or rdi; all for every system.")
+
+
+class ResultFilter(RoundScope):
+    """Filters every route over MLPerf results shares, declared once: the API's query
+    parameters are these fields (``api.params.ResultParams``, which checks them against the
+    vocabulary and applies the defaults) and the builders below read them; model spellings are
+    normalised here."""
+
     organization: list[str] | None = Field(None, description="Submitter, e.g. NVIDIA (any "
                                            "case).")
     model: list[str] | None = Field(None, description="Model id or family, e.g. deepseek-r1, "
@@ -296,13 +302,21 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
 
 
 def claim_checks_query(*, round: list[str], vendor: list[str], evidence: list[str],
-                       metric: list[str], verdict: list[str]) -> ListQuery:
-    """Each claim next to the measured evidence, per round (6.1 and V6.1 are v6.1)."""
+                       metric: list[str], verdict: list[str], division: list[str],
+                       availability: list[str]) -> ListQuery:
+    """Each claim next to the measured evidence, per round (6.1 and V6.1 are v6.1), the
+    counterpart chosen among the results of ``division`` and ``availability`` (empty: all)."""
     rounds = ResultFilter(round=round)._rounds()
-    return ListQuery(relation="claim_check", public=ClaimCheckPublic, equals={
+    q = ListQuery(relation="claim_check", public=ClaimCheckPublic, equals={
         "round": rounds, "vendor": vendor, "evidence": evidence, "metric": metric,
         "verdict": verdict}, casefold=("vendor", "verdict"),
         sources=("curated", "mlperf"))  # each claim against each round's results
+    kept = [(column, values) for column, values in (("division", division),
+                                                    ("availability", availability)) if values]
+    if kept:  # the counterparts differ per choice: computed once per choice (``keep``)
+        where = " AND ".join(f"list_contains(?::VARCHAR[], {column})" for column, _ in kept)
+        q.subquery, q.keep = (derived.claim_check_sql(where), [v for _, v in kept]), True
+    return q
 
 
 def claims_query(*, vendor: list[str], evidence: list[str], metric: list[str], model: list[str],
