@@ -6,7 +6,9 @@ const num = (x, d = 2) => x == null ? "" : Number(x).toLocaleString("en-US", {ma
 const whole = (x) => x == null ? "" : Math.round(x).toLocaleString("en-US");
 const esc = (s) => String(s ?? "").replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]));
 const link = (href, text) => `<a href="${esc(href)}">${esc(text)}</a>`;
-const DEFAULTS = {model: "deepseek-r1", round: "", scenario: "Interactive", division: "closed",
+// round: the latest one (set once the rounds are known), "all" for every round; target: the
+// accuracy target of a model family that has two (the stricter by default, "both" for both).
+const DEFAULTS = {model: "deepseek-r1", round: "", target: "", scenario: "Interactive", division: "closed",
                   availability: "available", basis: "assumed", rate: "10", region: "eastus2",
                   all: "", answer: "500", accelerator: "", sku: "Standard_ND96isr_H100_v5",
                   seq: "8192/1024"};
@@ -41,7 +43,7 @@ function checked(s, skus) {
   const notes = [], out = {...s};
   const known = {
     model: META.models.length ? [...META.models, ...META.model_families] : null,
-    round: ["", ...META.rounds], region: META.regions.length ? META.regions : null,
+    round: ["", "all", ...META.rounds], target: ["", "both", ...targets(out.model)], region: META.regions.length ? META.regions : null,
     accelerator: ["", ...META.accelerators], sku: skus.length ? skus : null, ...CHOICES};
   for (const [k, allowed] of Object.entries(known)) {
     if (allowed && !allowed.includes(out[k])) {
@@ -78,9 +80,23 @@ async function all(path) {
 
 // The filters every section over MLPerf results shares.
 function common(s, extra = {}) {
-  const q = new URLSearchParams({model: s.model, division: s.division, availability: s.availability, ...extra});
-  if (s.round) q.set("round", s.round);
+  const q = new URLSearchParams({model: modelOf(s), division: s.division, availability: s.availability, ...extra});
+  if (s.round && s.round !== "all") q.set("round", s.round);
   return q;
+}
+
+// The accuracy targets of a model family that MLPerf runs at two (llama2-70b: 99 and 99.9).
+function targets(family) {
+  return META.models.filter((m) => /^99(\.9)?$/.test(m.slice(family.length + 1)) && m.startsWith(`${family}-`))
+    .map((m) => m.slice(family.length + 1)).sort();
+}
+
+// The model the view asks for: one accuracy target of a family that has two, unless both;
+// by default the stricter (99.9), the one newer rounds keep (v6.1 runs llama2-70b at 99.9 only).
+function modelOf(s) {
+  const t = targets(s.model);
+  if (t.length < 2 || s.target === "both") return s.model;
+  return `${s.model}-${t.includes(s.target) ? s.target : t[t.length - 1]}`;
 }
 
 function csv(id, path) {
@@ -124,10 +140,11 @@ function human(value, unit, metric = "") {
 
 const words = (metric) => String(metric ?? "").replace(/_/g, " ");
 const system = (r) => `${r.organization}: ${r.system_name}`;
-const short = (text, n = 34) => text.length > n ? text.slice(0, n - 1) + "…" : text;
-// A bar's name: the system, and what tells two of its rows apart (accuracy target, round).
-const barName = (r, n = 30) => short(system(r), n) + (r.model_id && r.model_family && r.model_id !== r.model_family
-  ? ` ·${r.model_id.slice(r.model_family.length)}` : "") + (state().round ? "" : ` · ${r.round}`);
+// A bar's name in full: the system, and what tells two of its rows apart (accuracy target
+// when both are shown, round when every round is).
+const barName = (r) => system(r) + (r.model_id && r.model_family && r.model_id !== r.model_family
+  && state().target === "both" ? ` ·${r.model_id.slice(r.model_family.length)}` : "")
+  + (state().round === "all" ? ` · ${r.round}` : "");
 const accel = (r) => r.total_accelerators ? `${r.accelerator_id || r.accelerator_model_name || "mixed"} × ${r.total_accelerators}` : "CPU only";
 
 function empty(id, html) {
@@ -137,12 +154,18 @@ function empty(id, html) {
 
 function rowsOrNone(table, html, cols, none) {
   $(table).tBodies[0].innerHTML = html || `<tr><td colspan="${cols}" class="none">${esc(none)}</td></tr>`;
+  const heads = [...$(table).tHead.rows[0].cells].map((th) => th.textContent.trim());
+  if (html) [...$(table).tBodies[0].rows].forEach((tr) => [...tr.cells].forEach((td, i) => { td.dataset.label = heads[i]; }));
   resort($(table));
 }
 
 // Why a list is empty, as the API says it (a source that never loaded or is switched off,
 // an unknown value, or rows outside the closed + available defaults: then set both to all).
 const why = (rows) => rows.hint ? ` Why: ${esc(rows.hint)}.` : "";
+
+// A message for people: each URL named by its host (a source's full request URL, OData
+// filters and all, says nothing a reader needs; /healthz and the run record keep it whole).
+const hosts = (text) => String(text ?? "").replace(/\b[a-z][a-z0-9+.-]*:\/\/([^/\s?#)"',;]+)[^\s)"',;]*/gi, "$1");
 
 // ------------------------------------------------------------------ charts
 
@@ -152,9 +175,10 @@ function colour(acc) {
   return {color: PALETTE[i % PALETTE.length], pattern: {shape: PATTERNS[i % PATTERNS.length]}};
 }
 
-// Long titles break into lines that fit the chart's width (Plotly does not wrap them).
-function wrap(text, width) {
-  const max = Math.max(30, Math.floor(width / 7)), lines = [];
+// Long titles and labels break into lines of at most ``max`` characters (Plotly does not wrap
+// them); a word is never cut.
+function wrap(text, max) {
+  const lines = [];
   let line = "";
   String(text).split(" ").forEach((w) => {
     if ((line + " " + w).trim().length > max && line) { lines.push(line); line = w; } else { line = (line + " " + w).trim(); }
@@ -168,14 +192,16 @@ function plot(id, traces, layout) {
   $(id).hidden = false;
   const width = $(id).clientWidth || 800;
   if (layout.title && layout.title.text) {
-    layout.title.text = wrap(layout.title.text, width);
+    layout.title.text = wrap(layout.title.text, Math.max(30, Math.floor(width / 7)));
     const lines = layout.title.text.split("<br>").length;
     layout.margin = {t: 20 + 16 * lines, r: 20, b: 60, l: 10, ...(layout.margin || {})};
     if (layout.height) layout.height += 16 * (lines - 1);
   }
 
+  // the legend sits at the foot of the figure, below the x axis's title (never on it)
   Plotly.react(id, traces, {margin: {t: 36, r: 20, b: 60, l: 10}, font: {size: width < 600 ? 10 : 12},
-                            legend: {orientation: "h", y: -0.2}, ...layout},
+                            legend: {orientation: "h", x: 0, y: 0, yref: "container", yanchor: "bottom"},
+                            ...layout},
                {displaylogo: false, responsive: true});
 }
 
@@ -203,14 +229,16 @@ function bars(id, rows, o) {
     hovertext: rs.map((r) => `${system(r)}<br>${r.model_id ?? ""} · ${r.round ?? ""} · ${accel(r)} · ${r.division ?? ""} · ${r.availability ?? ""}<br>${o.fmt(o.value(r))}`),
     hoverinfo: "text"}));
   const more = rows.length > shown.length ? ` — top ${shown.length} of ${rows.length}; tick “show every system” for all` : "";
+  const labels = shown.map((r) => wrap(barName(r), $(id).clientWidth < 600 ? 18 : 40));
+  const lines = labels.reduce((n, l) => n + Math.max(2, l.split("<br>").length), 0);
   plot(id, traces, {
-    height: 110 + 26 * shown.length,
+    height: 130 + 14 * lines + (groups.size > 1 ? 20 * Math.ceil(groups.size / 3) : 0),
     title: {text: `${o.title}${more}`, x: 0, font: {size: 13}},
     barmode: "overlay", bargap: 0.25,
     xaxis: {title: {text: o.axis}, rangemode: "tozero", automargin: true, type: o.log ? "log" : "linear"},
     yaxis: {title: {text: "System (organization: name)"}, automargin: true, type: "category",
             categoryorder: "array", categoryarray: [...keys].reverse(), tickmode: "array",
-            tickvals: keys, ticktext: shown.map((r) => barName(r, $(id).clientWidth < 600 ? 14 : 30))},
+            tickvals: keys, ticktext: labels},
     showlegend: groups.size > 1});
 }
 
@@ -265,9 +293,9 @@ async function ratios(s) {
       <td class="num" data-v="${r.offline_result}">${link(`/v1/results/${r.offline_result_id}`, whole(r.offline_result))}</td>
       <td class="num" data-v="${r.other_result}">${link(`/v1/results/${r.other_result_id}`, whole(r.other_result))}</td>
       <td>${esc(r.other_units)}</td></tr>`).join(""), 10, "No rows.");
-  empty("ratios-empty", rows.length ? "" : `No system in this view has both an Offline and a ${esc(scenario)} result for ${esc(s.model)}.${why(rows)}`);
+  empty("ratios-empty", rows.length ? "" : `No system in this view has both an Offline and a ${esc(scenario)} result for ${esc(modelOf(s))}.${why(rows)}`);
   bars("ratios-chart", rows, {value: (r) => r.ratio, fmt: (v) => num(v), all: s.all,
-       title: `${scenario} ÷ Offline throughput, ${s.model} (evidence: measured results; derived ratio)`,
+       title: `${scenario} ÷ Offline throughput, ${modelOf(s)} (evidence: measured results; derived ratio)`,
        axis: `${scenario} ÷ Offline throughput (ratio)`});
 }
 
@@ -291,7 +319,7 @@ async function costs(s) {
       <td>${esc(r.basis)}</td></tr>`).join(""), 10, "No rows.");
   const priced = rows.filter((r) => r.cost_per_million_tokens != null);
   if (!rows.length) {
-    empty("costs-empty", `No Tokens/s result for ${esc(s.model)} ${esc(s.scenario)} in this view.${why(rows)}`);
+    empty("costs-empty", `No Tokens/s result for ${esc(modelOf(s))} ${esc(s.scenario)} in this view.${why(rows)}`);
   } else if (!priced.length) {
     const any = await api("/v1/prices?limit=1");  // no price anywhere: the API says why
     const none = any.total ? `No accelerator in this view has an Azure list price in ${esc(s.region)}`
@@ -303,7 +331,7 @@ async function costs(s) {
   }
   const evidence = s.basis === "assumed" ? "measured + assumption" : "measured + list_price";
   bars("costs-chart", priced, {value: (r) => r.cost_per_million_tokens, fmt: (v) => `$${num(v, 3)}`, all: s.all,
-       title: `Cheapest first, ${s.model} ${s.scenario} (evidence: derived: ${evidence})`,
+       title: `Cheapest first, ${modelOf(s)} ${s.scenario} (evidence: derived: ${evidence})`,
        axis: "USD per million tokens"});
 }
 
@@ -328,15 +356,15 @@ async function latency(s) {
       <td class="num" data-testid="streams" data-v="${r.max_concurrent_streams}">${whole(r.max_concurrent_streams)}</td>
       <td class="num" data-testid="answer" data-v="${r.answer_seconds}">${num(r.answer_seconds, 1)}</td>
       <td class="nowrap">${link(`/v1/rules?model=${encodeURIComponent(r.model_family)}&scenario=${r.scenario}`, `TTFT ${num(r.ttft_ms, 0)} ms · TPOT ${num(r.tpot_ms, 0)} ms`)}</td></tr>`).join(""), 9, "No rows.");
-  empty("latency-empty", rows.length ? "" : `No ${esc(scenario)} Tokens/s result with a latency limit for ${esc(s.model)} in this view.${why(rows)}`);
+  empty("latency-empty", rows.length ? "" : `No ${esc(scenario)} Tokens/s result with a latency limit for ${esc(modelOf(s))} in this view.${why(rows)}`);
   bars("latency-chart", rows, {value: (r) => r.max_concurrent_streams, fmt: (v) => whole(v), all: s.all,
-       title: `Concurrent streams at the per-user floor, ${s.model} ${scenario} (evidence: derived: measured + benchmark_rule)`,
+       title: `Concurrent streams at the per-user floor, ${modelOf(s)} ${scenario} (evidence: derived: measured + benchmark_rule)`,
        axis: "concurrent streams (throughput × TPOT)"});
 }
 
 async function trends(s) {
   const scenario = s.scenario;
-  const every = await all(`/v1/trends?${new URLSearchParams({model: s.model, scenario, division: s.division, availability: s.availability, limit: "1000"})}`);
+  const every = await all(`/v1/trends?${new URLSearchParams({model: modelOf(s), scenario, division: s.division, availability: s.availability, limit: "1000"})}`);
   const rounds = new Map();
   every.forEach((r) => rounds.set(r.accelerator_id, (rounds.get(r.accelerator_id) || 0) + 1));
   const accs = [...rounds.keys()].sort((a, b) => rounds.get(b) - rounds.get(a) || a.localeCompare(b));
@@ -344,7 +372,7 @@ async function trends(s) {
   const sel = $("accelerator");
   sel.innerHTML = accs.map((a) => `<option value="${esc(a)}">${esc(a)} (${rounds.get(a)} round${rounds.get(a) > 1 ? "s" : ""})</option>`).join("");
   sel.value = chosen;
-  const q = new URLSearchParams({model: s.model, scenario, division: s.division, availability: s.availability, limit: "1000"});
+  const q = new URLSearchParams({model: modelOf(s), scenario, division: s.division, availability: s.availability, limit: "1000"});
   if (chosen) q.set("accelerator", chosen);
   csv("trends-csv", `/v1/trends?${q}`);
   const rows = every.filter((r) => r.accelerator_id === chosen);
@@ -354,7 +382,7 @@ async function trends(s) {
       <td>${esc(r.units)}</td><td>${esc(r.system_name)}</td><td>${esc(r.organization)}</td>
       <td>${esc(r.division)}</td><td>${esc(r.availability)}</td>
       <td class="num" data-v="${r.change_vs_previous ?? ""}">${r.change_vs_previous == null ? '<span class="none">first round</span>' : (r.change_vs_previous >= 0 ? "+" : "") + num(r.change_vs_previous * 100, 1) + " %"}</td></tr>`).join(""), 9, "No rows.");
-  empty("trends-empty", rows.length ? "" : `No accelerator has a ${esc(scenario)} result for ${esc(s.model)} in this view.${why(every)}`);
+  empty("trends-empty", rows.length ? "" : `No accelerator has a ${esc(scenario)} result for ${esc(modelOf(s))} in this view.${why(every)}`);
   if (!rows.length) { hide("trends-chart"); return; }
   const units = [...new Set(rows.map((r) => r.units))];
   plot("trends-chart", units.map((u, i) => {
@@ -364,7 +392,7 @@ async function trends(s) {
             marker: {size: 11, symbol: ["circle", "square", "diamond"][i % 3], color: colour(chosen).color},
             hovertext: rs.map((r) => `${r.round}: ${num(r.per_accelerator, 1)} ${r.units} per accelerator<br>${system(r)} (${r.total_accelerators} accelerators)`),
             hoverinfo: "text"};
-  }), {height: 360, title: {text: `${chosen}: best per accelerator by round, ${s.model} ${scenario} (evidence: measured)`, x: 0, font: {size: 13}},
+  }), {height: 360, title: {text: `${chosen}: best per accelerator by round, ${modelOf(s)} ${scenario} (evidence: measured)`, x: 0, font: {size: 13}},
        xaxis: {title: {text: "MLPerf round"}, type: "category"},
        yaxis: {title: {text: `${units.join(", ")} per accelerator`}, rangemode: "tozero", automargin: true}});
 }
@@ -439,7 +467,7 @@ async function priceCounterpart(r, s, round) {
 }
 
 async function claims(s) {
-  const round = s.round || META.rounds[META.rounds.length - 1] || "";
+  const round = s.round && s.round !== "all" ? s.round : META.rounds[META.rounds.length - 1] || "";
   const q = new URLSearchParams({limit: "1000", sort: "vendor"});
   if (round) q.set("round", round);
   const path = `/v1/claim-checks?${q}`;
@@ -475,7 +503,7 @@ async function claims(s) {
   if (!pairs.length) { hide("claims-chart"); return; }
   const seen = new Map();
   const labels = pairs.map(([r]) => {
-    const base = short(`${r.vendor} ${r.model ?? r.product ?? ""} (${r.evidence.replace(/_/g, " ")})`, 44);
+    const base = wrap(`${r.vendor} ${r.model ?? r.product ?? ""} (${r.evidence.replace(/_/g, " ")})`, $("claims-chart").clientWidth < 600 ? 18 : 40);
     seen.set(base, (seen.get(base) || 0) + 1);
     return seen.get(base) > 1 ? `${base} #${seen.get(base)}` : base;
   });
@@ -515,8 +543,8 @@ async function freshness() {
   const h = await api("/healthz");
   const items = [["Snapshot", h.snapshot_id ?? "none published yet"], ["Published", when(h.published_at) || "never"]];
   const said = {
-    stale: (src) => `stale since ${when(src.stale_since) || "an earlier refresh"}: ${src.message}`,
-    never_loaded: (src) => `never loaded (last attempt ${when(src.last_attempt)}: ${src.message})`,
+    stale: (src) => `stale since ${when(src.stale_since) || "an earlier refresh"}: ${hosts(src.message)}`,
+    never_loaded: (src) => `never loaded (last attempt ${when(src.last_attempt)}: ${hosts(src.message)})`,
     disabled: () => "disabled (enabled = false in the sources file)",
     fresh: (src) => `fresh (last success ${when(src.last_success)})`};
   h.sources.forEach((src) => items.push([src.source, (said[src.state] || said.fresh)(src)]));
@@ -525,13 +553,13 @@ async function freshness() {
   $("freshness").innerHTML = items.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join("")
     + `<dt>Sources</dt><dd>${link("/v1/sources", "/v1/sources")} · ${link("/v1/refreshes", "/v1/refreshes")}</dd>`;
   const lines = h.sources.filter((src) => src.state === "stale" || src.state === "never_loaded").map((src) => src.last_status === "partial"
-    ? `<li><strong>${esc(src.source)}</strong> loaded in part (${esc(when(src.last_attempt))}): ${esc(src.message)}. What loaded is served; the parts named have the data they last had, if any.</li>`
+    ? `<li><strong>${esc(src.source)}</strong> loaded in part (${esc(when(src.last_attempt))}): ${esc(hosts(src.message))}. What loaded is served; the parts named have the data they last had, if any.</li>`
     : src.state === "stale"
-    ? `<li><strong>${esc(src.source)}</strong> is stale (${esc(src.last_status)} at ${esc(when(src.last_attempt))}): ${esc(src.message)}. Its last good data keeps serving.</li>`
-    : `<li><strong>${esc(src.source)}</strong> has never loaded (${esc(src.last_status)} at ${esc(when(src.last_attempt))}): ${esc(src.message)}. Its sections stay empty until it does.</li>`);
+    ? `<li><strong>${esc(src.source)}</strong> is stale (${esc(src.last_status)} at ${esc(when(src.last_attempt))}): ${esc(hosts(src.message))}. Its last good data keeps serving.</li>`
+    : `<li><strong>${esc(src.source)}</strong> has never loaded (${esc(src.last_status)} at ${esc(when(src.last_attempt))}): ${esc(hosts(src.message))}. Its sections stay empty until it does.</li>`);
   if (!META.rounds.length) {
     const why = h.sources.find((src) => src.source === "mlperf");
-    lines.unshift(`<li><strong>No MLPerf results yet</strong>${why ? `: ${esc(why.message)}` : ""}. Point <code>[mlperf.rounds]</code> in <code>sources.toml</code> (or the file <code>PERFLEDGER_SOURCES</code> names) at a mirror or at local copies of the summary files, then run <code>perfledger refresh</code>.</li>`);
+    lines.unshift(`<li><strong>No MLPerf results yet</strong>${why ? `: ${esc(hosts(why.message))}` : ""}. Point <code>[mlperf.rounds]</code> in <code>sources.toml</code> (or the file <code>PERFLEDGER_SOURCES</code> names) at a mirror or at local copies of the summary files, then run <code>perfledger refresh</code>.</li>`);
   }
   $("banner").hidden = !lines.length;
   $("banner").innerHTML = lines.length ? `<ul>${lines.join("")}</ul>` : "";
@@ -551,6 +579,11 @@ async function render() {
   const s = state();
   ["model", "round", "scenario", "division", "availability", "basis", "region", "rate", "answer", "sku", "seq"].forEach((k) => { if ($(k).value !== s[k]) $(k).value = s[k]; });
   $("all").checked = s.all === "1";
+  const t = targets(s.model);  // a family with two accuracy targets: one at a time, or both
+  $("target-label").hidden = t.length < 2;
+  const strict = t[t.length - 1];
+  $("target").innerHTML = [strict, ...t.filter((v) => v !== strict), "both"].map((v) => `<option value="${v === strict ? "" : v}">${v === "both" ? "both (each system twice)" : `${s.model}-${v}`}</option>`).join("");
+  $("target").value = t.includes(s.target) && s.target !== strict || s.target === "both" ? s.target : "";
   $("rate-label").hidden = s.basis !== "assumed";
   $("status").textContent = "Loading…";
   document.body.dataset.ready = "false";
@@ -572,7 +605,9 @@ async function init() {
     select.innerHTML = values.map((v) => `<option value="${esc(v)}">${esc(label(v))}</option>`).join("");
   };
   fill($("model"), META.models.length ? [...new Set([...META.model_families, ...META.models])].sort() : [DEFAULTS.model]);
-  fill($("round"), ["", ...META.rounds], (v) => v || "all rounds");
+  DEFAULTS.round = META.rounds[META.rounds.length - 1] || "";  // the latest round
+  fill($("round"), [...META.rounds].reverse().concat(META.rounds.length ? ["all"] : [""]),
+       (v) => v === "all" ? "all rounds" : v || "no round loaded");
   fill($("region"), META.regions.length ? META.regions : [DEFAULTS.region]);
   fill($("sku"), skus.length ? skus : [DEFAULTS.sku]);
   // the frontier's lengths: InferenceX's usual three and any the observations were run at
@@ -585,7 +620,7 @@ async function init() {
     const q = new URLSearchParams(Object.entries(s).filter(([k, v]) => v !== "" && v !== DEFAULTS[k]));
     history.replaceState(null, "", q.toString() ? `?${q}` : location.pathname);
   }
-  ["model", "round", "scenario", "division", "availability", "basis", "region", "sku", "accelerator", "seq"].forEach((k) =>
+  ["model", "round", "target", "scenario", "division", "availability", "basis", "region", "sku", "accelerator", "seq"].forEach((k) =>
     $(k).addEventListener("change", (e) => setState({[k]: e.target.value})));
   $("rate").addEventListener("change", (e) => { if (e.target.value > 0) setState({rate: e.target.value}); });
   $("answer").addEventListener("change", (e) => { const n = Number(e.target.value); if (Number.isInteger(n) && n >= 1) setState({answer: String(n)}); });

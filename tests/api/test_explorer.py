@@ -378,3 +378,107 @@ def test_screenshots_at_desktop_and_phone_width(rounds_site, browser, name, view
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= viewport["width"] + 1, f"the page scrolls sideways at {viewport['width']} px"
     page.screenshot(path=str(SHOTS / f"explorer-{name}.png"), full_page=True)
+
+
+def test_defaults_are_the_latest_round_and_one_accuracy_target(rounds_site, browser):
+    """#48: all rounds and both llama2-70b accuracy targets by default showed each system
+    twice, rounds mixed; now the latest round and the first target, both switchable."""
+    import httpx
+
+    latest = httpx.get(f"{rounds_site}/v1/meta").json()["rounds"][-1]
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(f"{rounds_site}/?model=llama2-70b&scenario=Server")
+    ready(page)
+    assert page.locator("#round").input_value() == latest == "v6.1"
+    assert page.locator("#target-label").is_visible()
+    assert page.locator("#target option:checked").inner_text() == "llama2-70b-99.9"
+
+    def table_matches(**params) -> None:
+        href = page.locator("#ratios-csv").get_attribute("href")
+        asked = {k: v for k, v in params.items() if v is not None}
+        for k, v in asked.items():
+            assert f"{k}={v}" in href, (k, href)
+        assert ("round=" in href) == ("round" in asked)
+        rows = httpx.get(f"{rounds_site}/v1/ratios", params={
+            "scenario": "Server", "division": "closed", "availability": "available",
+            "limit": 1000, **asked}).json()["rows"]
+        assert page.locator("#ratios-table tbody tr").count() == len(rows) > 0
+        assert {r["model_id"] for r in rows} <= {asked["model"]} | (
+            {"llama2-70b-99", "llama2-70b-99.9"} if asked["model"] == "llama2-70b" else set())
+
+    table_matches(model="llama2-70b-99.9", round=latest)
+    page.select_option("#round", "all")
+    ready(page)
+    assert "round=all" in page.url
+    table_matches(model="llama2-70b-99.9")
+    page.select_option("#target", "99")
+    ready(page)
+    table_matches(model="llama2-70b-99")
+    page.select_option("#target", "both")
+    ready(page)
+    assert "target=both" in page.url
+    table_matches(model="llama2-70b")
+
+
+def _rendered(page, chart: str) -> dict:
+    """What a chart drew: its y tick labels (lines joined by a space), the boxes of its
+    legend and x axis title, its width and its drawing's width."""
+    return page.evaluate("""(id) => {
+        const el = document.getElementById(id), box = (n) => n && n.getBoundingClientRect();
+        const rect = (r) => r && {left: r.left, right: r.right, top: r.top, bottom: r.bottom};
+        const labels = [...el.querySelectorAll('.ytick text')].map((t) => {
+            const lines = t.querySelectorAll('tspan.line');
+            return (lines.length ? [...lines].map((l) => l.textContent).join(' ') : t.textContent);
+        });
+        const left = Math.min(...[...el.querySelectorAll('.ytick text')].map((t) => box(t).left));
+        return {labels, left, chart: rect(box(el)), svg: box(el.querySelector('.main-svg')).width,
+                legend: rect(box(el.querySelector('.legend'))),
+                xtitle: rect(box(el.querySelector('.xtitle')))};
+    }""", chart)
+
+
+def _overlap(a: dict | None, b: dict | None) -> bool:
+    return bool(a and b and a["left"] < b["right"] and b["left"] < a["right"]
+                and a["top"] < b["bottom"] and b["top"] < a["bottom"])
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_labels_are_never_cut_and_nothing_scrolls_sideways(rounds_site, browser, width):
+    """#48: long system labels were cut, tables scrolled sideways at 1,400 px, an axis title
+    sat under the legend. At a desktop and a phone width: no sideways scroll of the page or of
+    any table, every chart inside its box, every bar labelled with the full system name, and
+    no legend over an axis title."""
+    import httpx
+
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(f"{rounds_site}/?model=llama2-70b&scenario=Server&availability=all")
+    ready(page)
+    sideways = page.evaluate("""() => [document.documentElement,
+        ...document.querySelectorAll('.scroll, .chart, main > section')]
+        .filter((e) => e.offsetParent !== null || e === document.documentElement)
+        .filter((e) => e.scrollWidth > e.clientWidth + 1)
+        .map((e) => `${e.id || e.className || e.tagName}: ${e.scrollWidth} > ${e.clientWidth}`)""")
+    assert sideways == [], sideways
+    page.screenshot(path=str(SHOTS / f"explorer-fit-{width}.png"), full_page=True)
+    rows = httpx.get(f"{rounds_site}/v1/ratios", params={
+        "model": "llama2-70b-99.9", "round": "v6.1", "scenario": "Server", "availability": "all",
+        "sort": "-ratio", "limit": 15}).json()["rows"]
+    expected = {f"{r['organization']}: {r['system_name']}" for r in rows}
+    for chart in ("ratios-chart", "costs-chart", "latency-chart", "claims-chart"):
+        drawn = _rendered(page, chart)
+        assert drawn["svg"] <= drawn["chart"]["right"] - drawn["chart"]["left"] + 1, chart
+        assert drawn["left"] >= drawn["chart"]["left"] - 1, f"{chart}: labels cut at the left"
+        assert drawn["labels"] and not any("…" in t for t in drawn["labels"]), drawn["labels"]
+        assert not _overlap(drawn["legend"], drawn["xtitle"]), (chart, drawn)
+    shown = {" ".join(t.split()) for t in _rendered(page, "ratios-chart")["labels"]}
+    assert expected == shown, expected ^ shown
+
+
+def test_the_banner_names_sources_and_hosts_not_urls(stale_site, browser):
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(stale_site + "/")
+    ready(page)
+    text = page.locator("#banner").inner_text()
+    assert "azure_prices" in text and "127.0.0.1:" in text
+    assert "://" not in text and "/prices" not in text, text
+    assert "://" not in page.locator("#freshness").inner_text()
