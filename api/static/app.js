@@ -198,6 +198,10 @@ function plot(id, traces, layout) {
     if (layout.height) layout.height += 16 * (lines - 1);
   }
 
+  // an x axis title is centred on the plot area, beside the y labels: on a phone it wraps to
+  // stay inside the figure
+  const xtitle = layout.xaxis && layout.xaxis.title;
+  if (xtitle && xtitle.text) xtitle.text = wrap(xtitle.text, width < 600 ? 22 : 90);
   // the legend sits at the foot of the figure, below the x axis's title (never on it)
   Plotly.react(id, traces, {margin: {t: 36, r: 20, b: 60, l: 10}, font: {size: width < 600 ? 10 : 12},
                             legend: {orientation: "h", x: 0, y: 0, yref: "container", yanchor: "bottom"},

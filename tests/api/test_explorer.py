@@ -438,8 +438,9 @@ def _rendered(page, chart: str) -> dict:
 
 
 def _overlap(a: dict | None, b: dict | None) -> bool:
-    return bool(a and b and a["left"] < b["right"] and b["left"] < a["right"]
-                and a["top"] < b["bottom"] and b["top"] < a["bottom"])
+    """Two boxes share more than a pixel each way (touching is not overlapping)."""
+    return bool(a and b and a["left"] < b["right"] - 1 and b["left"] < a["right"] - 1
+                and a["top"] < b["bottom"] - 1 and b["top"] < a["bottom"] - 1)
 
 
 @pytest.mark.parametrize("width", [1400, 390])
@@ -464,12 +465,18 @@ def test_labels_are_never_cut_and_nothing_scrolls_sideways(rounds_site, browser,
         "model": "llama2-70b-99.9", "round": "v6.1", "scenario": "Server", "availability": "all",
         "sort": "-ratio", "limit": 15}).json()["rows"]
     expected = {f"{r['organization']}: {r['system_name']}" for r in rows}
-    for chart in ("ratios-chart", "costs-chart", "latency-chart", "claims-chart"):
+    drawn_charts = page.evaluate("""() => [...document.querySelectorAll('.chart')]
+        .filter((el) => !el.hidden && el.layout).map((el) => el.id)""")
+    assert {"ratios-chart", "costs-chart", "latency-chart", "claims-chart"} <= set(drawn_charts)
+    for chart in drawn_charts:
         drawn = _rendered(page, chart)
         assert drawn["svg"] <= drawn["chart"]["right"] - drawn["chart"]["left"] + 1, chart
         assert drawn["left"] >= drawn["chart"]["left"] - 1, f"{chart}: labels cut at the left"
-        assert drawn["labels"] and not any("…" in t for t in drawn["labels"]), drawn["labels"]
+        assert not any("…" in t for t in drawn["labels"]), drawn["labels"]
         assert not _overlap(drawn["legend"], drawn["xtitle"]), (chart, drawn)
+        for part in ("legend", "xtitle"):  # drawn inside the figure, not cut at its edge
+            assert drawn[part] is None or drawn["chart"]["left"] - 1 <= drawn[part]["left"] and \
+                drawn[part]["right"] <= drawn["chart"]["right"] + 1, (chart, part, drawn)
     shown = {" ".join(t.split()) for t in _rendered(page, "ratios-chart")["labels"]}
     assert expected == shown, expected ^ shown
 
