@@ -443,28 +443,16 @@ def _overlap(a: dict | None, b: dict | None) -> bool:
                 and a["top"] < b["bottom"] - 1 and b["top"] < a["bottom"] - 1)
 
 
-@pytest.mark.parametrize("width", [1400, 390])
-def test_labels_are_never_cut_and_nothing_scrolls_sideways(rounds_site, browser, width):
-    """#48: long system labels were cut, tables scrolled sideways at 1,400 px, an axis title
-    sat under the legend. At a desktop and a phone width: no sideways scroll of the page or of
-    any table, every chart inside its box, every bar labelled with the full system name, and
-    no legend over an axis title."""
-    import httpx
-
-    page = browser.new_page(viewport={"width": width, "height": 900})
-    page.goto(f"{rounds_site}/?model=llama2-70b&scenario=Server&availability=all")
-    ready(page)
+def assert_fits(page, width: int) -> list[str]:
+    """Nothing scrolls sideways (the page, a table, a section), every drawn chart lies inside
+    its box with its labels, legend and axis titles, no label is shortened ("…") and no
+    legend lies over an axis title; returns the rendered y labels of the ratios chart."""
     sideways = page.evaluate("""() => [document.documentElement,
         ...document.querySelectorAll('.scroll, .chart, main > section')]
         .filter((e) => e.offsetParent !== null || e === document.documentElement)
         .filter((e) => e.scrollWidth > e.clientWidth + 1)
         .map((e) => `${e.id || e.className || e.tagName}: ${e.scrollWidth} > ${e.clientWidth}`)""")
     assert sideways == [], sideways
-    page.screenshot(path=str(SHOTS / f"explorer-fit-{width}.png"), full_page=True)
-    rows = httpx.get(f"{rounds_site}/v1/ratios", params={
-        "model": "llama2-70b-99.9", "round": "v6.1", "scenario": "Server", "availability": "all",
-        "sort": "-ratio", "limit": 15}).json()["rows"]
-    expected = {f"{r['organization']}: {r['system_name']}" for r in rows}
     drawn_charts = page.evaluate("""() => [...document.querySelectorAll('.chart')]
         .filter((el) => !el.hidden && el.layout).map((el) => el.id)""")
     assert {"ratios-chart", "costs-chart", "latency-chart", "claims-chart"} <= set(drawn_charts)
@@ -477,8 +465,27 @@ def test_labels_are_never_cut_and_nothing_scrolls_sideways(rounds_site, browser,
         for part in ("legend", "xtitle"):  # drawn inside the figure, not cut at its edge
             assert drawn[part] is None or drawn["chart"]["left"] - 1 <= drawn[part]["left"] and \
                 drawn[part]["right"] <= drawn["chart"]["right"] + 1, (chart, part, drawn)
-    shown = {" ".join(t.split()) for t in _rendered(page, "ratios-chart")["labels"]}
-    assert expected == shown, expected ^ shown
+    return [" ".join(t.split()) for t in _rendered(page, "ratios-chart")["labels"]]
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_labels_are_never_cut_and_nothing_scrolls_sideways(rounds_site, browser, width):
+    """#48: long system labels were cut, tables scrolled sideways at 1,400 px, an axis title
+    sat under the legend. At a desktop and a phone width: no sideways scroll of the page or of
+    any table, every chart inside its box, every bar labelled with the full system name, and
+    no legend over an axis title."""
+    import httpx
+
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(f"{rounds_site}/?model=llama2-70b&scenario=Server&availability=all")
+    ready(page)
+    shown = assert_fits(page, width)
+    page.screenshot(path=str(SHOTS / f"explorer-fit-{width}.png"), full_page=True)
+    rows = httpx.get(f"{rounds_site}/v1/ratios", params={
+        "model": "llama2-70b-99.9", "round": "v6.1", "scenario": "Server", "availability": "all",
+        "sort": "-ratio", "limit": 15}).json()["rows"]
+    expected = {f"{r['organization']}: {r['system_name']}" for r in rows}
+    assert expected == set(shown), expected ^ set(shown)
 
 
 def test_the_banner_names_sources_and_hosts_not_urls(stale_site, browser):

@@ -10,7 +10,14 @@ import io
 import httpx
 import pytest
 
-from tests.api.test_explorer import CHROMIUM, SHOTS, browser, ready, serve_data_dir  # noqa: F401
+from tests.api.test_explorer import (  # noqa: F401
+    CHROMIUM,
+    SHOTS,
+    assert_fits,
+    browser,
+    ready,
+    serve_data_dir,
+)
 from tests.helpers import copy_data_dir
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
@@ -79,3 +86,12 @@ def test_the_frontier_chart_draws_lines_per_accelerator_and_labels_mlperf(site, 
     ready(page)
     assert "seq=1024%2F1024" in page.url or "seq=1024/1024" in page.url
     assert page.locator("#frontier-table tbody tr[data-kind=frontier]").count() > 0
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_default_page_with_a_frontier_fits_desktop_and_phone(site, browser, width):  # noqa: F811
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(f"{site}/")
+    ready(page)
+    assert page.evaluate("!document.getElementById('frontier-chart').hidden")
+    assert_fits(page, width)
