@@ -175,13 +175,14 @@ def _document(app: FastAPI) -> None:
 def _list_params(op: dict, schema: dict, page: str, max_limit: int) -> None:
     """A list route's paging parameters as the server checks them: ``limit`` up to the
     server's ``api_max_limit`` (a setting), ``sort`` and ``columns`` among the row model's
-    columns (``-`` before a sort key for descending); a row holds the columns asked for, so
-    none is required."""
+    columns (``-`` before a sort key for descending; empty: not given); a row holds the columns
+    asked for, so none is required."""
     rows = schema["components"]["schemas"][page]["properties"]["rows"]["items"]["$ref"]
     row = schema["components"]["schemas"][rows.split("/")[-1]]
     row.pop("required", None)
     columns = list(row["properties"])
-    allowed = {"limit": None, "sort": columns + ["-" + c for c in columns], "columns": columns}
+    allowed = {"limit": None, "sort": ["", *columns, *("-" + c for c in columns)],
+               "columns": ["", *columns]}
     for param in op.get("parameters", []):
         if param["name"] == "limit":
             param["schema"]["maximum"] = max_limit

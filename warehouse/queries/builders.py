@@ -50,13 +50,16 @@ from warehouse.queries.listing import Accelerators, AnyOf, Known, ListQuery, con
 
 def string_schema(**keywords: object) -> Callable[[dict], None]:
     """``json_schema_extra`` that adds ``keywords`` to a parameter's string schema (each item
-    of a repeatable one): constraints checked where the value is read, declared in OpenAPI."""
+    of a repeatable one): constraints checked where the value is read, declared in OpenAPI.
+    A repeatable parameter's closed set also takes the empty value: ``a=`` is "not given"."""
 
     def apply(schema: dict) -> None:
         for branch in (schema, *schema.get("anyOf", [])):
             item = branch.get("items", branch)
             if item.get("type") == "string":
                 item.update(keywords)
+                if "enum" in keywords and item is not branch:
+                    item["enum"] = ["", *item["enum"]]
 
     return apply
 
