@@ -127,7 +127,8 @@ def _other_tools(server: MCPServer, get: Get) -> None:
         return await get("/v1/frontier", locals())
 
     @server.tool(annotations=READ_ONLY)
-    async def claim_checks(vendor: Strs = None, round: Strs = None, metric: Strs = None,
+    async def claim_checks(vendor: Strs = None, round: Strs = None, division: Strs = None,
+                           availability: Strs = None, metric: Strs = None,
                            verdict: Strs = None, limit: Limit = 20,
                            offset: Offset = 0) -> dict[str, Any]:
         """Dated vendor claims (vendor_claim) next to what MLPerf measured, with the verdict in

@@ -140,3 +140,16 @@ def test_llms_txt_describes_the_api_for_agents(client_for, data):
     paths = [p for p, item in client.get("/openapi.json").json()["paths"].items() if "get" in item]
     assert all(f"- [{p}]({p})" in text for p in paths)
     assert "/mcp/" in text and "evidence" in text
+
+
+def test_the_claim_checks_tool_takes_division_and_availability(app):
+    async def main():
+        async with Client(mcp_server.build(app)) as c:
+            wide = await c.call_tool("claim_checks", {"division": ["all"],
+                                                      "availability": ["all"], "limit": 1000})
+            bad = await c.call_tool("claim_checks", {"availability": ["someday"]})
+            return wide.structured_content, bad.structured_content
+
+    wide, bad = run(main())
+    assert wide["total"] == len(wide["rows"]) > 0
+    assert bad["error"]["status"] == 422 and bad["error"]["param"] == "availability"
