@@ -462,13 +462,33 @@ SELECT r.id || ':' || CAST(rate AS VARCHAR) AS id, r.id AS result_id, r.round, r
 FROM cost_input r, (VALUES """ + ", ".join(f"({r}::DOUBLE)" for r in ASSUMED_RATES) + """) AS rates(rate)
 """)
 
-def list_price_cost_sql(price_where: str, *, ask: str | None = None) -> str:
+# What a cost row of an observation adds to an MLPerf result's (NULL on MLPerf's rows).
+OBSERVED_COST_COLUMNS = (("conc", "INTEGER"), ("isl", "INTEGER"), ("osl", "INTEGER"),
+                         ("interactivity", "DOUBLE"), ("observed_on", "DATE"),
+                         ("run_url", "VARCHAR"), ("file_name", "VARCHAR"))
+
+
+def evidence_basis(alias: str, price: Evidence) -> str:
+    """The basis of a cost row whose input ``alias`` says its evidence, priced on ``price``."""
+    return "CASE " + " ".join(
+        f"WHEN {alias}.evidence = '{kind.value}' THEN {_lit(basis(kind, price))}"
+        for kind in (Evidence.measured, Evidence.third_party_measured, Evidence.self_measured)
+    ) + " END"
+
+
+def list_price_cost_sql(price_where: str, *, ask: str | None = None,
+                        inputs: str | None = None) -> str:
     """Cost per million tokens of Tokens/s results at the cheapest Azure price per
     accelerator-hour of their accelerator, per region, offer, OS and reservation term, among the
     price versions ``price_where`` selects. Without ``ask``, only priced rows (every region,
     offer and OS). With ``ask`` (SQL of one row: region, offer, os), every result, 'no price'
     with a NULL cost where its accelerator has no price there. Bound parameters, in order:
-    ``ask``'s, ``price_where``'s."""
+    ``ask``'s, ``price_where``'s, then ``inputs``' (SQL of the rows to price, with their
+    evidence and observation columns: ``frontier.cost_input_sql``; default MLPerf's)."""
+    columns, row_basis = COST_RESULT_COLUMNS, _lit(basis(Evidence.measured, Evidence.list_price))
+    if inputs is not None:
+        columns += ", r.evidence, " + ", ".join(f"r.{c}" for c, _ in OBSERVED_COST_COLUMNS)
+        row_basis = evidence_basis("r", Evidence.list_price)
     if ask is None:
         region, offer, os_, join, asked, first = "p.region", "p.offer", "p.os", "JOIN", "", ""
     else:
@@ -488,15 +508,15 @@ WITH {first} p AS (
     GROUP BY accelerator_id, arm_region_name, offer, os, reservation_term)
 SELECT r.id || ':list_price:' || {region} || ':' || {offer} || ':' || {os_}
            || coalesce(':' || p.reservation_term, '') AS id,
-       {COST_RESULT_COLUMNS},
+       {columns},
        'list_price' AS price_basis, {region} AS region, {offer} AS offer, {os_} AS os,
        p.reservation_term, p.sku, p.price_id, p.price_valid_from,
        p.rate AS rate_per_accelerator_hour,
        CASE WHEN p.rate IS NULL THEN 'no price' ELSE 'priced' END AS price_status,
        {result_cost("p.rate")} AS cost_per_million_tokens,
-       {_lit(basis(Evidence.measured, Evidence.list_price))} AS basis,
+       {row_basis} AS basis,
        {LIST_PRICE} AS weakest_input
-FROM cost_input r {asked} {join} p ON p.accelerator_id = r.accelerator_id"""
+FROM {inputs or "cost_input"} r {asked} {join} p ON p.accelerator_id = r.accelerator_id"""
 
 
 view("list_price_cost",

@@ -129,6 +129,7 @@ _TYPES: dict[str, Any] = {name: kind | None for kind, names in (
             "closest_result recomputed_value claim_over_recomputed tokens_per_s_per_user "
             "bandwidth memory input_tput_per_gpu output_tput_per_gpu physical_ratio "
             "observation_interactivity observation_output_tput_per_gpu fastest_interactivity "
+            "interactivity "
             "request_rate duration_s total_input_tokens total_output_tokens request_throughput"),
     (int, "total_accelerators answer_tokens results spellings comparable_results prefill_gpus "
           "decode_gpus gpus isl osl conc comparable_observations run_index completed_requests "
@@ -212,7 +213,11 @@ class TrendPublic(BaseModel):
 @relation(
     "cost_input", f"id@ result_id@ {KEYS} availability premium_vs_offline price_basis@ "
     "region offer os reservation_term sku price_id@ price_valid_from "
-    f"rate_per_accelerator_hour@ price_status cost_per_million_tokens@ basis@ {CITED}",
+    f"rate_per_accelerator_hour@ price_status cost_per_million_tokens@ basis@ {CITED} "
+    "evidence conc@observation isl@observation osl@observation interactivity@observation "
+    "observed_on@observation run_url@observation file_name@observation",
+    evidence="What was priced: measured (an MLPerf result), third_party_measured (an "
+             "InferenceX observation) or self_measured (an imported run); ?evidence= asks.",
     premium_vs_offline="This cost / the same system's Offline cost (= Offline / this "
                        "throughput).",
     region="Azure region of the list price (NULL for assumed rates).",
@@ -225,7 +230,7 @@ class TrendPublic(BaseModel):
     price_status="priced, no price (no list price for the accelerator: cost NULL) or "
                  "assumed.")
 class CostPublic(BaseModel):
-    """Cost per million tokens of one Tokens/s result on one price basis."""
+    """Cost per million tokens of one Tokens/s result or observation on one price basis."""
 
 
 @relation(
