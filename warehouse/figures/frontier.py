@@ -97,16 +97,13 @@ def cost_input_sql(kinds: list[str]) -> tuple[str, list]:
     current, reconciled observations as systems of their every GPU serving their output
     tokens/s (so the one cost formula charges each GPU: rate / (tokens/s per GPU x 3600) x
     1e6), labelled like the frontier's; each with its evidence. SQL and bound parameters."""
-    parts, params = [], []
-    if Evidence.measured in kinds:
-        parts.append("SELECT *, 'measured' AS evidence, " + ", ".join(
-            f"NULL::{t} AS {c}" for c, t in OBSERVED_COST_COLUMNS) + " FROM cost_input")
+    # MLPerf's rows (none when not asked: their columns, typed) and the observation columns
+    parts, params = ["SELECT *, 'measured' AS evidence, " + ", ".join(
+        f"NULL::{t} AS {c}" for c, t in OBSERVED_COST_COLUMNS) + " FROM cost_input WHERE ?"], [
+        Evidence.measured in kinds]
     observed = [k for k in kinds if k != Evidence.measured]
     if observed:
-        parts.append(f"""SELECT o.id, NULL::VARCHAR AS round, NULL::VARCHAR AS division,
-       NULL::VARCHAR AS scenario, NULL::VARCHAR AS availability, NULL::VARCHAR AS mlperf_id,
-       NULL::VARCHAR AS details_url, NULL::DOUBLE AS premium_vs_offline,
-       o.measurer AS organization, o.hardware AS platform,
+        parts.append(f"""SELECT o.id, o.measurer AS organization, o.hardware AS platform,
        {CONFIGURATION} AS system_name, coalesce(o.model_id, o.model) AS model_id,
        o.model_id AS model_family, o.output_tput_per_gpu * o.gpus AS result,
        {_lit(TOKENS_PER_S)} AS units, o.gpus AS total_accelerators, o.accelerator_id,

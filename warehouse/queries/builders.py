@@ -273,11 +273,17 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     if not parts:
         raise QueryError("basis must be list_price and/or assumed", param="basis")
     sql = " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts)
-    q = f.query("costs", CostPublic)
+    q = _of_evidence(f.query("costs", CostPublic), kinds)
     q.subquery, q.keep = (sql, params), True
     q.equals["price_status"] = price_status
+    return q
+
+
+def _of_evidence(q: ListQuery, kinds: list[str]) -> ListQuery:
+    """``q`` over rows of the evidence ``kinds``: an observation has no round, division or
+    availability (those filter MLPerf's rows), and its models and accelerators are known."""
     observed = [k for k in kinds if k != Evidence.measured]
-    if observed:  # an observation has no round, division or availability: those filter MLPerf
+    if observed:
         q.any_of = [AnyOf((*c.terms, ("evidence", False, observed)))
                     if c.terms[0][0] in ("round", "division", "availability") else c
                     for c in q.any_of]
