@@ -143,6 +143,9 @@ M = TypeVar("M", bound=BaseModel)
 # The column groups of derived.py, as field lists.
 KEYS, LINEAGE, CITED = (" ".join(group) for group in (derived.MLPERF_KEYS, derived.LINEAGE,
                                                       derived.CITATION))
+# A pair's two citations (Offline and the other scenario), then the notice.
+PAIR_CITED = " ".join([f"{p}{c}" for c in derived.CITATION[:2] for p in ("offline_", "other_")]
+                      + [derived.CITATION[2]])
 
 
 def relation(view: str | None, columns: str, **described: str) -> Callable[[type[M]], type[M]]:
@@ -168,8 +171,7 @@ def relation(view: str | None, columns: str, **described: str) -> Callable[[type
     "model_family scenario offline_result offline_units other_result other_units ratio "
     "interactive_premium unit_pairing flagged accelerator_id accelerator_model_name "
     "accelerator_mix total_accelerators availability offline_inferred other_inferred "
-    f"offline_result_id other_result_id {LINEAGE} offline_mlperf_id other_mlperf_id "
-    "offline_details_url other_details_url notice")
+    f"offline_result_id other_result_id {LINEAGE} {PAIR_CITED}")
 class ScenarioRatioPublic(BaseModel):
     """A Server/Offline or Interactive/Offline throughput ratio."""
 
