@@ -98,9 +98,9 @@ def cost_input_sql(kinds: list[str]) -> tuple[str, list]:
     tokens/s (so the one cost formula charges each GPU: rate / (tokens/s per GPU x 3600) x
     1e6), labelled like the frontier's; each with its evidence. SQL and bound parameters."""
     # MLPerf's rows (none when not asked: their columns, typed) and the observation columns
-    parts, params = ["SELECT *, 'measured' AS evidence, " + ", ".join(
-        f"NULL::{t} AS {c}" for c, t in OBSERVED_COST_COLUMNS) + " FROM cost_input WHERE ?"], [
-        Evidence.measured in kinds]
+    parts = ["SELECT *, 'measured' AS evidence, " + ", ".join(
+        f"NULL::{t} AS {c}" for c, t in OBSERVED_COST_COLUMNS) + " FROM cost_input WHERE ?"]
+    params: list[object] = [Evidence.measured in kinds]
     observed = [k for k in kinds if k != Evidence.measured]
     if observed:
         parts.append(f"""SELECT o.id, o.measurer AS organization, o.hardware AS platform,
