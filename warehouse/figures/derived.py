@@ -66,6 +66,9 @@ NOTICE = _lit(MLPERF_DERIVED_NOTICE) + " AS notice"
 # a column added here reaches each derived relation and its API model), then the result's.
 SYSTEM_KEYS = ("round", "division", "organization", "platform", "system_name", "model_id",
                "model_family")
+# The system keys the frontier names otherwise (its model is the result's model id, its
+# model_id the family, as for InferenceX rows); every other one passes through it.
+FRONTIER_RENAMES = ("model_id", "model_family")
 MLPERF_KEYS = (*SYSTEM_KEYS, "scenario", "result", "units", "total_accelerators",
                "accelerator_id")
 LINEAGE = ("basis", "weakest_input")

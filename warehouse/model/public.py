@@ -386,6 +386,16 @@ class FrontierPointPublic(BaseModel):
                                           "interactivity (its definitions differ).")
 
 
+# Every system key MLPerf's points carry (``derived.FRONTIER_RENAMES`` aside), described as
+# mlperf_result describes it: a key added to SYSTEM_KEYS reaches the frontier too.
+_CARRIED: dict[str, Any] = {
+    c: (_TYPES.get(c, str | None), col("mlperf_result", c)) for c in derived.SYSTEM_KEYS
+    if c not in FrontierPointPublic.model_fields and c not in derived.FRONTIER_RENAMES}
+FrontierPointPublic = create_model(  # type: ignore[misc]
+    "FrontierPointPublic", __base__=FrontierPointPublic, __module__=__name__,
+    __doc__=FrontierPointPublic.__doc__, **_CARRIED)
+
+
 @relation(
     "claim_observation_check", "id claim_id vendor product model accelerator_id metric "
     "claim_value unit evidence claimed_on observation_id observation_interactivity "
