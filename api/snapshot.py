@@ -30,6 +30,9 @@ HOT_VIEWS = ("cost_input", "scenario_ratio")
 # region, offer, OS and as_of) kept per snapshot, at most this many rows in all, oldest out.
 KEPT_ROWS = 1_000_000
 
+# Subqueries asked once that are remembered (to keep their rows when asked again), at most.
+ASKED_KEYS = 1_000
+
 # Relations of up to this many rows get a serving table (their rows' JSON, encoded once); a
 # larger one (1,000,000 price versions at 100x) pages with the whole query instead.
 SERVING_MAX_ROWS = 200_000
@@ -60,6 +63,7 @@ class Opened:
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _hot: bool = False
     _kept: dict = field(default_factory=dict)  # (sql, params) -> (name, rows), oldest first
+    _asked: set = field(default_factory=set)  # (sql, params) asked once and not kept yet
     _serving: dict = field(default_factory=dict)  # (relation, columns) -> (table, rows)
     _names: itertools.count = field(default_factory=itertools.count)
 
@@ -106,6 +110,20 @@ class Opened:
             self.materialise_hot()
             cur = self._local.cursor = self.cursor()
         return cur
+
+    def keeps(self, sql: str, params: list) -> bool:
+        """Whether to keep the rows of this subquery (``kept``): on its second request, or when
+        warming (``PINNED``); its first runs it as it is, filtered, so a one-off pricing
+        (a rate nobody asks again) never pays for computing and encoding every row."""
+        key = (sql, repr(params))
+        if key in self._kept or PINNED.get() is self:
+            return True
+        with self._lock:
+            again = key in self._asked
+            if len(self._asked) >= ASKED_KEYS:  # a client walking through rates: start over
+                self._asked.clear()
+            self._asked.add(key)
+        return again
 
     def kept(self, sql: str, params: list) -> tuple[str, frozenset[str]]:
         """The rows of a parameterised subquery (``ListQuery.keep``), computed once per
