@@ -394,20 +394,48 @@ def serve_bare(size: int, workers: int, work: Path,
     return up(proc, f"http://127.0.0.1:{port}", "/", "bare ASGI app")
 
 
-# Datasette's SQL for the costs query: the same rows (cost_input, exported), the same formula.
-DATASETTE_COSTS = ("select id, round, division, organization, system_name, model_id, scenario, "
-                   "result, total_accelerators, accelerator_id, availability, "
-                   "10.0 * total_accelerators / (result * 3600.0) * 1e6 as cost_per_million_tokens "
-                   "from cost_input where model_id = 'llama2-70b-99.9' and scenario = 'Interactive' "
-                   "and division = 'closed' and availability = 'available' order by id limit 100")
+# Datasette's SQL for the costs query, narrow: 12 columns of the same rows (cost_input,
+# exported), the same formula; kept as a second, labelled comparison.
+DATASETTE_COSTS_NARROW = (
+    "select id, round, division, organization, system_name, model_id, scenario, result, "
+    "total_accelerators, accelerator_id, availability, "
+    "10.0 * total_accelerators / (result * 3600.0) * 1e6 as cost_per_million_tokens "
+    "from cost_input where model_id = 'llama2-70b-99.9' and scenario = 'Interactive' "
+    "and division = 'closed' and availability = 'available' order by id limit 100")
+
+
+def datasette_costs_sql() -> str:
+    """Equal work: Datasette's SQL for the whole cost row /v1/costs answers (every column of
+    its model, in its order, the assumed-rate values and labels written as the API writes
+    them), the same rows, filters, order and page."""
+    from warehouse.figures.derived import MLPERF_KEYS
+    from warehouse.model.public import CostPublic
+    from warehouse.model.vocabulary import Evidence, basis
+
+    given = {"id": "id || ':assumed:10.0'", "result_id": "id", "price_basis": "'assumed'",
+             "rate_per_accelerator_hour": "10.0", "price_status": "'assumed'",
+             "cost_per_million_tokens": "10.0 * total_accelerators / (result * 3600.0) * 1e6",
+             "basis": f"'{basis(Evidence.measured, Evidence.assumption)}'",
+             "weakest_input": "'assumption'", "evidence": "'measured'"}
+    stored = {*MLPERF_KEYS, "availability", "premium_vs_offline", "mlperf_id", "details_url",
+              "notice"}
+    columns = ", ".join(f"{given.get(c, c if c in stored else 'NULL')} as {c}"
+                        for c in CostPublic.model_fields)
+    return (f"select {columns} from cost_input where model_id = 'llama2-70b-99.9' and scenario "
+            "= 'Interactive' and division = 'closed' and availability = 'available' "
+            "order by id limit 100")
+
 
 # Each cold target's peer: results key -> (target label, the query in QUERIES, the same
 # request to Datasette)
 PEERS = {
     "datasette": ("filtered results", "filtered results (model+scenario)",
                   "/results/mlperf_result.json?model_id=deepseek-r1&scenario=Interactive&division=closed&availability=available&_shape=array"),
-    "datasette_costs": ("costs", "costs at $10/accelerator-hour",
-                        "/results.json?_shape=array&sql=" + quote(DATASETTE_COSTS)),
+    "datasette_costs": ("costs, whole cost row (equal work)", "costs at $10/accelerator-hour",
+                        "/results.json?_shape=array&_size=max&sql=" + quote(datasette_costs_sql())),
+    "datasette_costs_narrow": ("costs, Datasette 12 columns (narrow peer)",
+                               "costs at $10/accelerator-hour",
+                               "/results.json?_shape=array&sql=" + quote(DATASETTE_COSTS_NARROW)),
 }
 
 
