@@ -33,9 +33,9 @@ from warehouse.model.public import (
     ScenarioRatioPublic,
     TrendPublic,
 )
-from warehouse.model.vocabulary import ASSUMED_RATES, OFFERS_SAID, Offer
+from warehouse.model.vocabulary import ASSUMED_RATES, OFFERS_SAID, Evidence, Offer
 from warehouse.queries import Caveat
-from warehouse.queries.builders import RoundScope
+from warehouse.queries.builders import RoundScope, one_of
 
 router = APIRouter(prefix="/v1", tags=["derived"])
 
@@ -58,6 +58,9 @@ def ratios(request: Request, q: Annotated[RatioParams, Query()]) -> Response:
         max_ratio=q.max_ratio), q)
 
 
+PRICED_EVIDENCE = (Evidence.measured, Evidence.third_party_measured, Evidence.self_measured)
+
+
 class CostParams(ResultParams):
     basis: list[str] | None = vocab("basis", "list_price (Azure price per accelerator-hour) "
                                     "and/or assumed (rates); default both.")
@@ -69,6 +72,11 @@ class CostParams(ResultParams):
     os: str = vocab("os", "linux or windows.", "linux")
     as_of: str | None = as_of_param(PRICES_AS_OF)
     price_status: list[str] | None = vocab("price_status", "priced, no price or assumed.")
+    evidence: list[str] | None = one_of(PRICED_EVIDENCE, (
+        "What to price: measured (MLPerf results; the default), third_party_measured "
+        "(InferenceX observations) and/or self_measured (your imported runs). An observation is "
+        "priced as a system of its every GPU serving its output tokens/s (current, reconciled "
+        "rows only); round, division and availability filter MLPerf's rows."))
 
 
 @router.get("/costs", summary="Cost per million tokens on list-price and assumed bases",
@@ -85,8 +93,9 @@ def costs(request: Request, q: Annotated[CostParams, Query()]) -> Response:
     statuses = choice("price_status", q.price_status)
     query = queries.costs_query(
         q.filters(), bases=bases, rates=q.rate or list(ASSUMED_RATES), region=q.region,
-        offer=offer, os=os, as_of=parse_as_of(q.as_of), price_status=statuses)
-    if "list_price" in bases:  # a result Azure does not price: said, and why when it never loaded
+        offer=offer, os=os, as_of=parse_as_of(q.as_of), price_status=statuses,
+        evidence=check_choice("evidence", listed(q.evidence), PRICED_EVIDENCE))
+    if "list_price" in bases:  # a row Azure does not price: said, and why when it never loaded
         query.caveat = Caveat("price_status = 'no price'", "{n} rows say 'no price' ({why}); "
                               "basis=assumed gives them a cost at assumed rates",
                               f"no Azure list price for their accelerator in {q.region} "
