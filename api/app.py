@@ -9,13 +9,13 @@ from collections.abc import Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import anyio
 import fastapi_offline
 import httpx
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware.gzip import GZipMiddleware
 
 from api import errors, mcp
@@ -108,7 +108,7 @@ def _started(app: PerfledgerAPI, lifespan: Callable) -> Callable:
     @asynccontextmanager
     async def run(_app):
         if app.state.settings.api_warm:
-            await anyio.to_thread.run_sync(app.state.reader.start)
+            await run_in_threadpool(app.state.reader.start)
         async with lifespan(_app):
             yield
     return run
