@@ -1,0 +1,69 @@
+"""Price versions in SQL: a work table of freshly read rows against a versioned table.
+
+Both price sources (``azure_price``, ``cloud_price``) keep every version of a price: a change
+closes the open version (``valid_to``) and opens a new one, a price that disappears is closed
+and marked unlisted, one seen again unchanged gets its ``last_seen_at`` moved. The work table
+has the versioned table's columns plus ``ord`` (read order: the first row of a repeated
+``price_key`` wins), and ``valid_from`` holding the start its source proposes (Azure: the
+effective start date; the SkyPilot catalog: when observed, or the commit's date).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import duckdb
+
+
+def version(con: duckdb.DuckDBPyConnection, table: str, work: str, *, same: tuple[str, ...],
+            observed: datetime, scope: str = "TRUE",
+            scope_params: dict | None = None) -> tuple[dict[str, int], int]:
+    """Version ``table`` from ``work`` (then dropped): (changes by kind, versions delisted).
+
+    ``same`` names the columns whose values make two versions equal (compared NULL-safely).
+    ``scope`` (SQL over ``table``'s columns, parameters in ``scope_params``) limits which open
+    versions a missing key closes: the part of the table this work table covers. ``table``,
+    ``work`` and the column names are this code's own, never user input."""
+    params = {"observed": observed, **(scope_params or {})}
+    cols = ", ".join(same)
+    current = ", ".join(f"c.{c}" for c in same)
+    read = ", ".join(f"n.{c}" for c in same)
+    # Per key: same as its open version, changed, or new. A changed price opens at its proposed
+    # start when that is later than the open version's start, else when observed; a new (or
+    # re-listed) key opens at its proposed start, but never before its last version closed.
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE _diff AS
+        SELECT n.ord, n.price_key, c.id AS open_id,
+               CASE WHEN c.id IS NULL THEN 'new'
+                    WHEN ({current}) IS NOT DISTINCT FROM ({read}) THEN 'same'
+                    ELSE 'changed' END AS change,
+               CASE WHEN c.id IS NULL THEN greatest(n.valid_from, coalesce(p.last_end, n.valid_from))
+                    WHEN n.valid_from > c.valid_from THEN n.valid_from
+                    ELSE $observed END AS valid_from
+        FROM (SELECT ord, price_key, valid_from, {cols} FROM {work}
+              QUALIFY row_number() OVER (PARTITION BY price_key ORDER BY ord) = 1) n
+        LEFT JOIN {table} c ON c.price_key = n.price_key AND c.valid_to IS NULL
+        LEFT JOIN (SELECT price_key, max(valid_to) AS last_end FROM {table}
+                   WHERE valid_to IS NOT NULL GROUP BY price_key) p ON p.price_key = n.price_key
+    """, {"observed": observed})
+    counts = dict(con.execute("SELECT change, count(*) FROM _diff GROUP BY 1").fetchall())
+    [gone] = con.execute(  # an UPDATE answers with the number of rows it changed
+        f"UPDATE {table} SET valid_to = $observed, listed = false WHERE valid_to IS NULL "
+        f"AND ({scope}) AND price_key NOT IN (SELECT price_key FROM _diff)",
+        params).fetchone() or (0,)
+    con.execute(f"UPDATE {table} SET valid_to = d.valid_from, listed = true FROM _diff d "
+                f"WHERE {table}.id = d.open_id AND d.change = 'changed'")
+    con.execute(f"UPDATE {table} SET last_seen_at = $observed WHERE id IN "
+                "(SELECT open_id FROM _diff WHERE change = 'same')", {"observed": observed})
+    # Version id: the row's content id and the version's start (epoch microseconds).
+    con.execute(f"""
+        INSERT INTO {table} BY NAME
+        SELECT n.* EXCLUDE (ord) REPLACE (
+                   left(sha256(n.id || chr(31) || epoch_us(d.valid_from)::VARCHAR), 16) AS id,
+                   d.valid_from AS valid_from)
+        FROM {work} n JOIN _diff d USING (ord)
+        WHERE d.change IN ('new', 'changed')
+    """)
+    con.execute(f"DROP TABLE {work}")
+    con.execute("DROP TABLE _diff")
+    return counts, gone
