@@ -10,9 +10,12 @@ effective start date; the SkyPilot catalog: when observed, or the commit's date)
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 import duckdb
+
+_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
 def version(con: duckdb.DuckDBPyConnection, table: str, work: str, *, same: tuple[str, ...],
@@ -24,6 +27,8 @@ def version(con: duckdb.DuckDBPyConnection, table: str, work: str, *, same: tupl
     ``scope`` (SQL over ``table``'s columns, parameters in ``scope_params``) limits which open
     versions a missing key closes: the part of the table this work table covers. ``table``,
     ``work`` and the column names are this code's own, never user input."""
+    if not all(_IDENT.match(x) for x in (table, work, *same)):
+        raise ValueError(f"not an identifier of this code's: {(table, work, same)}")
     params = {"observed": observed, **(scope_params or {})}
     cols = ", ".join(same)
     current = ", ".join(f"c.{c}" for c in same)
@@ -45,16 +50,18 @@ def version(con: duckdb.DuckDBPyConnection, table: str, work: str, *, same: tupl
         LEFT JOIN {table} c ON c.price_key = n.price_key AND c.valid_to IS NULL
         LEFT JOIN (SELECT price_key, max(valid_to) AS last_end FROM {table}
                    WHERE valid_to IS NOT NULL GROUP BY price_key) p ON p.price_key = n.price_key
-    """, {"observed": observed})
+    """, {"observed": observed})  # noqa: S608 - identifiers checked above, values bound
     counts = dict(con.execute("SELECT change, count(*) FROM _diff GROUP BY 1").fetchall())
-    [gone] = con.execute(  # an UPDATE answers with the number of rows it changed
-        f"UPDATE {table} SET valid_to = $observed, listed = false WHERE valid_to IS NULL "
+    # An UPDATE answers with the number of rows it changed.
+    [gone] = con.execute(
+        f"UPDATE {table} SET valid_to = $observed, listed = false WHERE valid_to IS NULL "  # noqa: S608
         f"AND ({scope}) AND price_key NOT IN (SELECT price_key FROM _diff)",
         params).fetchone() or (0,)
-    con.execute(f"UPDATE {table} SET valid_to = d.valid_from, listed = true FROM _diff d "
+    con.execute(f"UPDATE {table} SET valid_to = d.valid_from, listed = true FROM _diff d "  # noqa: S608
                 f"WHERE {table}.id = d.open_id AND d.change = 'changed'")
-    con.execute(f"UPDATE {table} SET last_seen_at = $observed WHERE id IN "
-                "(SELECT open_id FROM _diff WHERE change = 'same')", {"observed": observed})
+    con.execute(f"UPDATE {table} SET last_seen_at = $observed WHERE id IN "  # noqa: S608
+                "(SELECT open_id FROM _diff WHERE change = 'same')",
+                {"observed": observed})
     # Version id: the row's content id and the version's start (epoch microseconds).
     con.execute(f"""
         INSERT INTO {table} BY NAME
@@ -63,7 +70,7 @@ def version(con: duckdb.DuckDBPyConnection, table: str, work: str, *, same: tupl
                    d.valid_from AS valid_from)
         FROM {work} n JOIN _diff d USING (ord)
         WHERE d.change IN ('new', 'changed')
-    """)
+    """)  # noqa: S608
     con.execute(f"DROP TABLE {work}")
     con.execute("DROP TABLE _diff")
     return counts, gone
