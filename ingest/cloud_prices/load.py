@@ -81,6 +81,9 @@ class CloudPricesConfig(SourceConfig):
     clouds: dict[str, CloudPin] = Field(default_factory=lambda: dict(DEFAULT_CLOUDS))
     rules: str | None = Field(None, description="Accelerator rules (unset: the checkout's own "
                               "data/cloud_accelerators.yaml).")
+    commits_api: str = Field("https://api.github.com/repos/skypilot-org/skypilot-catalog/commits",
+                             description="GitHub's commits API of the catalog "
+                             "(perfledger backfill-prices lists a window's commits there).")
     builtin_mirror: bool = Field(True, description="When a cloud's file cannot be fetched, read "
                                  "the sample perfledger carries for that commit, if any.")
 
@@ -113,7 +116,7 @@ def load(ctx: LoadContext) -> None:
             written += load_cloud(ctx, cfg, cloud, pin.commit, rules, detail)
         except PerfledgerError as e:
             detail.update(status=SourceStatus.failed, message=str(e))
-            ctx.outcome.stale[cloud] = re.sub(rf"^{SOURCE} {cloud}:\s*", "", str(e))
+            ctx.outcome.stale[cloud] = re.sub(rf"^{SOURCE}(?: {cloud})?:\s*", "", str(e))
             if not scalar(ctx.reader, "SELECT count(*) FROM cloud_price WHERE cloud = ?",
                           [cloud]):
                 ctx.outcome.unloaded.add(cloud)

@@ -3,11 +3,16 @@ HTTP server, each cloud on its own, versions, the mirror, trust checks and cover
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
+
 import duckdb
 import pytest
 
+from ingest.cloud_prices.backfill import backfill_spec
 from ingest.refresh import refresh
 from tests.conftest import make_settings, write_sources
+from tests.helpers import Reply
 from tests.ingest.cloud_prices.cases import sample, serve
 from warehouse.storage.store import Layout
 
@@ -113,3 +118,36 @@ def test_air_gapped_refresh_reads_the_carried_samples(tmp_path, server):
         "SELECT DISTINCT url FROM source_snapshot WHERE source = 'cloud_prices'").fetchall()}
     assert len(urls) == 3 and all(u.startswith("carried copy of https://raw.githubusercontent.com/")
                                   for u in urls)
+
+
+def test_backfill_versions_a_window_of_commits_in_order(tmp_path, server):
+    # GitHub's commits API answer for the window (its shape: sha, commit.committer.date), newest
+    # first as GitHub lists them: the sample's real commit, and before it a commit whose file
+    # is the same sample with the 4x B200 price at 20.00 (made for this test).
+    body, real = sample("vast")
+    older = "a" * 40
+    listing = [{"sha": real, "commit": {"committer": {"date": "2026-11-20T06:00:00Z"}}},
+               {"sha": older, "commit": {"committer": {"date": "2026-11-10T06:00:00Z"}}}]
+    server.handlers["/repos/commits"] = lambda req: Reply(200, json.dumps(listing).encode())
+    server.files[f"/{real}/catalogs/v8/vast/vms.csv"] = body
+    server.files[f"/{older}/catalogs/v8/vast/vms.csv"] = body.replace(b",18.82,", b",20.00,", 1)
+    section = (f'\n[cloud_prices]\nenabled = true\ncommits_api = "{server.url("/repos/commits")}"'
+               f'\n[cloud_prices.clouds]\nvast = {{ commit = "{real}", base_url = '
+               f'"{server.url("")}" }}\n')
+    settings = make_settings(tmp_path, sources(tmp_path, section))
+    since, until = datetime(2026, 11, 1, tzinfo=UTC), datetime(2026, 12, 1, tzinfo=UTC)
+    report = refresh(settings, specs=[backfill_spec("vast", since, until, 5)])
+    assert report.status == "published", report.as_dict()
+    [req] = server.hits("/repos/commits")
+    assert "path=catalogs%2Fv8%2Fvast%2Fvms.csv" in req.query and "per_page=6" in req.query
+    history = snapshot(tmp_path).execute(
+        "SELECT hourly_price, valid_from, valid_to, catalog_commit FROM cloud_price WHERE "
+        "instance_type = '4x-B200-32-65536' ORDER BY valid_from").fetchall()
+    nov10, nov20 = datetime(2026, 11, 10, 6, tzinfo=UTC), datetime(2026, 11, 20, 6, tzinfo=UTC)
+    assert history == [(20.0, nov10, nov20, older), (18.82, nov20, None, real)]
+    # a second backfill of a window under the stored history is refused, and so is a long one
+    again = refresh(settings, specs=[backfill_spec("vast", since, until, 5)])
+    assert again.status == "failed" and "holds its prices up to 2026-11-20" in again.message
+    short = refresh(settings, specs=[backfill_spec("vast", datetime(2026, 11, 21, tzinfo=UTC),
+                                                   until, 1)])
+    assert "more than 1 commits changed catalogs/v8/vast/vms.csv" in short.message
