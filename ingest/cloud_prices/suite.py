@@ -3,6 +3,7 @@ versions, GCP host+GPU sums, and the catalog's Azure rows against the Azure API'
 
 from __future__ import annotations
 
+from ingest.cloud_prices.coverage import AZURE_PAIRS
 from warehouse.model.vocabulary import (
     AZURE_CROSSCHECK_TOLERANCE,
     CATALOG_OFFERS,
@@ -54,14 +55,6 @@ def rules() -> list[Rule]:
              "AND b.valid_from < coalesce(a.valid_to, 'infinity'::TIMESTAMPTZ)"),
         rows("cloud_price: the catalog's Azure on-demand prices agree with the Azure API's "
              f"(same SKU, region, Linux, within {AZURE_CROSSCHECK_TOLERANCE:.0%})", T,
-             AZURE_DISAGREEMENTS, severity=WARNING),
+             f"SELECT * EXCLUDE (disagrees) FROM ({AZURE_PAIRS}) WHERE disagrees",
+             severity=WARNING),
     ]
-
-
-AZURE_DISAGREEMENTS = (
-    "SELECT c.id, c.instance_type AS sku, c.region, c.hourly_price AS catalog_price, "
-    "a.hourly_price AS azure_api_price, c.catalog_commit FROM {batch} c JOIN azure_price a "
-    "ON a.arm_sku_name = c.instance_type AND a.arm_region_name = c.region AND a.os = 'linux' "
-    "AND a.offer = 'on_demand' AND a.price_type = 'Consumption' AND a.valid_to IS NULL "
-    "WHERE c.cloud = 'azure' AND c.valid_to IS NULL AND c.offer = 'on_demand' "
-    f"AND abs(c.hourly_price - a.hourly_price) > {AZURE_CROSSCHECK_TOLERANCE} * a.hourly_price")

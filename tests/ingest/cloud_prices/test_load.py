@@ -11,7 +11,8 @@ import pytest
 
 from ingest.cloud_prices.backfill import backfill_spec
 from ingest.refresh import refresh
-from tests.conftest import make_settings, write_sources
+from tests.azure_emulator import seed_items
+from tests.conftest import azure_table, make_settings, mount_azure, write_sources
 from tests.helpers import Reply
 from tests.ingest.cloud_prices.cases import sample, serve
 from warehouse.storage.store import Layout
@@ -151,3 +152,27 @@ def test_backfill_versions_a_window_of_commits_in_order(tmp_path, server):
     short = refresh(settings, specs=[backfill_spec("vast", datetime(2026, 11, 21, tzinfo=UTC),
                                                    until, 1)])
     assert "more than 1 commits changed catalogs/v8/vast/vms.csv" in short.message
+
+
+def test_the_catalogs_azure_rows_are_checked_against_the_azure_api(tmp_path, server):
+    # The recorded Azure API items (emulator), one with its price moved to 7.50: the catalog's
+    # 6.98 for Standard_NC40ads_H100_v5 in eastus2 then disagrees (by 7 %, over the 1 % allowed);
+    # ND96isr H100 v5 (98.32 both) and NC24ads A100 v4 (3.673 vs 3.67: 0.08 %) agree.
+    items = [{**i, "retailPrice": 7.5, "unitPrice": 7.5}
+             if (i["armSkuName"], i["type"], i["skuName"]) ==
+             ("Standard_NC40ads_H100_v5", "Consumption", "NC40ads H100 v5") else i
+             for i in seed_items()]
+    mount_azure(server, items, page_size=50)
+    path = sources(tmp_path, serve(server, clouds=("azure",)), azure_prices=azure_table(server))
+    report = refresh(make_settings(tmp_path, path))
+    assert report.status == "published", report.as_dict()
+    check = report.coverage["cloud_azure_crosscheck"]
+    assert check["compared"] == 3
+    assert check["disagreements"] == [{
+        "sku": "Standard_NC40ads_H100_v5", "region": "eastus2", "catalog_price": 6.98,
+        "azure_api_price": 7.5, "catalog_commit": "20291d7eda23e6f420cd9586558cf0bc4051851c"}]
+    rule = {v["expectation"]: v for v in report.validation}[
+        "cloud_price: the catalog's Azure on-demand prices agree with the Azure API's (same "
+        "SKU, region, Linux, within 1%)"]
+    assert (rule["severity"], rule["unexpected_count"]) == ("warning", 1)
+    assert "catalog vs Azure API: 3 prices compared, 1 disagree" in report.summary_lines()
