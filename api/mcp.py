@@ -104,11 +104,12 @@ def _mlperf_tools(server: MCPServer, get: Get) -> None:
                     rate: Annotated[list[float] | None, Field(None, description="Assumed USD "
                                                               "per accelerator-hour.")] = None,
                     region: str = "eastus2", offer: str = "on_demand", os: str = "linux",
-                    price_status: Strs = None, sort: Sort = None, limit: Limit = 20,
-                    offset: Offset = 0) -> dict[str, Any]:
-        """Cost per million tokens of every MLPerf Tokens/s result, on Azure list prices
-        and/or assumed rates per accelerator-hour (every accelerator charged). Sort by
-        cost_per_million_tokens for the cheapest. As /v1/costs."""
+                    price_status: Strs = None, evidence: Strs = None, sort: Sort = None,
+                    limit: Limit = 20, offset: Offset = 0) -> dict[str, Any]:
+        """Cost per million tokens of every MLPerf Tokens/s result (evidence=measured, the
+        default), InferenceX observation (third_party_measured) and imported run
+        (self_measured), on Azure list prices and/or assumed rates per accelerator-hour (every
+        accelerator charged). Sort by cost_per_million_tokens for the cheapest. As /v1/costs."""
         return await get("/v1/costs", locals())
 
 

@@ -208,12 +208,7 @@ def refresh(
     Raises ``RefreshLocked`` if another refresh holds the lock, ``ConfigError`` for a bad
     sources file. Source failures and validation rejections are reported, not raised.
     """
-    layout = Layout(settings.data_path)
-    try:
-        layout.ensure()
-    except OSError as e:  # a read-only or unwritable data directory: nothing can be recorded
-        raise SnapshotError("the data directory cannot be written, so no refresh can run or "
-                            f"be recorded: {io_reason(e, layout.root)}") from e
+    layout = _writable(Layout(settings.data_path))
     sources, selected = _selected(settings, only, specs)
     sink = on_event or (lambda kind, text: log.info("%s %s", kind, text))
     report: RunReport | None = None
@@ -241,22 +236,41 @@ def refresh(
                            on_open=lambda: emit("stage", f"staging snapshot {report.id}")),
                    client, policy, emit, accept_shrink, accept_growth, deadline)
         try:
-            return run.run(selected)
-        except (OSError, duckdb.IOException) as e:  # a full disk, a vanished directory
-            run.stage.discard()
-            report.status = RunStatus.failed
-            report.message = io_reason(e, layout.root)
-            return _finish(layout, report)
-        except BaseException as e:
-            run.stage.discard()
-            if report.status == RunStatus.running:
-                report.status = RunStatus.failed
-                report.message = io_reason(e, layout.root) if disk_full(e) else f"{type(e).__name__}: {e}"
-                _finish(layout, report)
-            raise
+            return _guarded(run, selected)
         finally:
             if own_client:
                 client.close()
+
+
+def _writable(layout: Layout) -> Layout:
+    """``layout``, its directories made; a read-only or unwritable data directory, where
+    nothing can be recorded, is a SnapshotError."""
+    try:
+        layout.ensure()
+    except OSError as e:
+        raise SnapshotError("the data directory cannot be written, so no refresh can run or "
+                            f"be recorded: {io_reason(e, layout.root)}") from e
+    return layout
+
+
+def _guarded(run: _Run, selected: list[SourceSpec]) -> RunReport:
+    """``run`` over ``selected``: a full disk or a vanished directory fails the run, named;
+    anything else fails it and is raised; the staged file is discarded either way."""
+    layout, report = run.layout, run.report
+    try:
+        return run.run(selected)
+    except (OSError, duckdb.IOException) as e:
+        run.stage.discard()
+        report.status = RunStatus.failed
+        report.message = io_reason(e, layout.root)
+        return _finish(layout, report)
+    except BaseException as e:
+        run.stage.discard()
+        if report.status == RunStatus.running:
+            report.status = RunStatus.failed
+            report.message = io_reason(e, layout.root) if disk_full(e) else f"{type(e).__name__}: {e}"
+            _finish(layout, report)
+        raise
 
 
 def _selected(settings: Settings, only: list[str] | None,

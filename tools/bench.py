@@ -436,188 +436,211 @@ def main() -> None:
     results: dict = {"machine": machine(), "started": datetime.now(UTC).isoformat(),
                      "settings": {"seconds": SECONDS, "repeats": REPEATS}}
     try:
-        # ---- refresh, 1x: real CSV + rules + curated + 100,000 generated Azure items
-        server.files["/summary.csv"] = carried(SUMMARY_CSV)
-        server.files["/rules.adoc"] = carried(RULES)
-        items = json.loads(AZURE_ITEMS.read_text())["Items"] + generate_items(100_000)
-        server.serve_items(items)
-        one = work / "one"
-        one.mkdir()
-        sources = sources_toml(one / "sources.toml", server,
-                               f'"v6.1" = "{server.url("/summary.csv")}"')
-        warm_azure(sources)
-        env = {**os.environ, "PERFLEDGER_DATA_DIR": str(one / "var"),
-               "PERFLEDGER_SOURCES": str(sources), "BENCH_REPORT": str(one / "report.json")}
-        print("refresh 1x …", file=sys.stderr)
-        results["refresh_1x"] = run_refresh(env)
-        snap = Path(json.loads((one / "var" / "CURRENT").read_text())["file"])
-        snapshot = one / "var" / "snapshots" / snap
-        results["refresh_1x"]["snapshot_mb"] = snapshot.stat().st_size / 2**20
-        print("refresh, no change …", file=sys.stderr)
-        results["refresh_unchanged"] = run_refresh_repeated(env, max(3, REPEATS))
-        results["refresh_unchanged_in_process"] = run_refresh_in_process(env, 3)
-
-        # ---- API under load, 1 and 2 workers; peer and floor on the same snapshot
-        results["floor_ms"] = floor_ms(snapshot)
-        results["api"] = {}
-        for workers in (1, 2):
-            proc, base = serve(env, workers)
-            try:
-                for name, path in QUERIES.items():
-                    for c in (CONCURRENCY if workers == 1 else [c for c in CONCURRENCY if c > 1]):
-                        print(f"api {workers}w {name} c={c} …", file=sys.stderr)
-                        results["api"][f"{workers}w|{name}|{c}"] = load(base + path, c)
-                        settle(base + "/healthz")
-                etag = httpx.get(base + QUERIES["filtered results (model+scenario)"],
-                                 timeout=30).headers["etag"]
-                for c in (CONCURRENCY if workers == 1 else [c for c in CONCURRENCY if c > 1]):
-                    results["api"][f"{workers}w|304 revalidation|{c}"] = load(
-                        base + QUERIES["filtered results (model+scenario)"], c, {"If-None-Match": etag})
-            finally:
-                stop(proc)
-
-        # ---- the limit: a bare ASGI app, same stack and worker count, a body of the same size
-        proc, base = serve(env, 1)
-        try:
-            size = len(httpx.get(base + QUERIES["filtered results (model+scenario)"],
-                                 timeout=30).content)
-        finally:
-            stop(proc)
-        proc, base = serve_bare(size, 1, work)
-        try:
-            results["bare_asgi"] = {"body_bytes": size}
-            for c in (16, 64):
-                print(f"bare ASGI c={c} …", file=sys.stderr)
-                results["bare_asgi"][c] = load(base + "/", c)
-        finally:
-            stop(proc)
-        # the same pair with uvicorn's access log off on both sides (its per-request line is
-        # a large share of a replayed answer's time)
-        results["warm_no_access_log"] = {}
-        proc, base = serve({**env, "PERFLEDGER_API_ACCESS_LOG": "false"}, 1)
-        try:
-            url = base + QUERIES["filtered results (model+scenario)"]
-            httpx.get(url, timeout=30)  # recorded, then replayed
-            for c in (16, 64):
-                print(f"api 1w cached, no access log c={c} …", file=sys.stderr)
-                results["warm_no_access_log"][f"perfledger|{c}"] = load(url, c)
-        finally:
-            stop(proc)
-        proc, base = serve_bare(size, 1, work, access_log=False)
-        try:
-            for c in (16, 64):
-                print(f"bare ASGI, no access log c={c} …", file=sys.stderr)
-                results["warm_no_access_log"][f"bare|{c}"] = load(base + "/", c)
-        finally:
-            stop(proc)
-
-        # ---- the same with the in-memory response cache off: every request runs its query
-        proc, base = serve({**env, "PERFLEDGER_API_RESPONSE_CACHE_MB": "0"}, 1)
-        try:
-            results["api_nocache"] = {}
-            for name in LIST_QUERIES:
-                for c in CONCURRENCY:
-                    print(f"api 1w no-cache {name} c={c} …", file=sys.stderr)
-                    results["api_nocache"][f"{name}|{c}"] = load(base + QUERIES[name], c)
-                    settle(base + "/healthz")
-
-            # ---- Datasette, same rows, equivalent requests, beside the uncached server and
-            # measured in turn with it, run by run (as 100x against 1x below): this machine's
-            # speed drifts by 2x over minutes, and the two taken minutes apart decided the
-            # ratio more than the servers did (2026-12-03 22:00: ours 5x slower at c1 for the
-            # minute it was measured, normal again for the next query).
-            db = datasette_db(snapshot, work / "results.db")
-            port = free_port()
-            ds = subprocess.Popen([BIN / "datasette", "serve", str(db), "--port", str(port),
-                                   "--setting", "num_sql_threads", "3"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            try:
-                ds_base = up(ds, f"http://127.0.0.1:{port}", "/-/versions.json", "Datasette")[1]
-                results["api_nocache_paired"] = {}
-                for peer, (_, name, path) in PEERS.items():
-                    assert httpx.get(ds_base + path, timeout=30).status_code == 200, peer
-                    results[peer] = {}
-                    for c in CONCURRENCY:
-                        print(f"api 1w no-cache and Datasette, in turn, {name} c={c} …",
-                              file=sys.stderr)
-                        results["api_nocache_paired"][f"{name}|{c}"], results[peer][c] = in_turn(
-                            (base + QUERIES[name], base + "/healthz"),
-                            (ds_base + path, ds_base + "/-/versions.json"), c)
-            finally:
-                stop(ds)
-        finally:
-            stop(proc)
-
-        # ---- 100x data: 100 rounds of results (49,200 rows) and ~1,000,000 price versions
-        print("refresh 100x …", file=sys.stderr)
-        server.files["/summary.csv"] = scaled_csv(100)
-        big = work / "big"
-        big.mkdir()
-        shutil.copytree(one / "var", big / "var")
-        versions = seed_price_history(big / "var" / "snapshots" / snap, 10)
-        # every price moves: 100,000 versions closed and 100,000 opened on top of the history
-        moved = [{**i, "retailPrice": i["retailPrice"] + 0.25, "unitPrice": i["unitPrice"] + 0.25,
-                  "effectiveStartDate": "2026-11-01T00:00:00Z"} for i in items]
-        server.serve_items(moved)
-        sources_big = sources_toml(big / "sources.toml", server,
-                                   f'"synthetic" = "{server.url("/summary.csv")}"')
-        warm_azure(sources_big)
-        env_big = {**env, "PERFLEDGER_DATA_DIR": str(big / "var"),
-                   "PERFLEDGER_SOURCES": str(sources_big), "BENCH_REPORT": str(big / "report.json")}
-        results["refresh_100x"] = run_refresh(env_big)
-        snap_big = Path(json.loads((big / "var" / "CURRENT").read_text())["file"])
-        con = duckdb.connect(str(big / "var" / "snapshots" / snap_big), read_only=True)
-        results["refresh_100x"].update(
-            snapshot_mb=(big / "var" / "snapshots" / snap_big).stat().st_size / 2**20,
-            price_versions_before=versions,
-            price_versions=con.execute("SELECT count(*) FROM azure_price").fetchone()[0],
-            results_rows=con.execute("SELECT count(*) FROM mlperf_result").fetchone()[0])
-        con.close()
-        # cache off: each request runs its query, so the figures show the data's size. The 1x
-        # server runs beside it and the two are measured in turn, run by run, so both see the
-        # machine as it is then (this shared machine's speed drifts by 2x over minutes).
-        proc, base = serve({**env_big, "PERFLEDGER_API_RESPONSE_CACHE_MB": "0"}, 1)
-        try:
-            proc_one, base_one = serve({**env, "PERFLEDGER_API_RESPONSE_CACHE_MB": "0"}, 1)
-            try:
-                results["api_100x"], results["api_1x_paired"] = {}, {}
-                # Each list query as asked at 1x (a page of up to 100 of the 100x rows), and
-                # ratios and costs also asked for one synthetic round, so that the page holds
-                # the rows it holds at 1x (9 and 44 rows, not 100): the data's size alone.
-                # Filtered results are always asked for one round.
-                asked = [(name, name, "&round=v6.1-s7" if name.startswith("filtered results")
-                          else "") for name in LIST_QUERIES]
-                asked += [(f"{name}, one round at 100x", name, "&round=v6.1-s7")
-                          for name in SAME_PAGE]
-                for label, name, suffix in asked:
-                    for c in CONCURRENCY:
-                        print(f"api 100x and 1x no-cache, in turn, {label} c={c} …",
-                              file=sys.stderr)
-                        key = f"{label}|{c}"
-                        results["api_1x_paired"][key], results["api_100x"][key] = in_turn(
-                            (base_one + QUERIES[name], base_one + "/healthz"),
-                            (base + QUERIES[name] + suffix, base + "/healthz"), c)
-            finally:
-                stop(proc_one)
-        finally:
-            stop(proc)
+        env, items = refresh_phase(server, work, results)
+        snapshot = current_snapshot(work / "one")
+        api_phase(env, snapshot, results)
+        limit_phase(env, work, results)
+        cold_phase(env, snapshot, work, results)
+        hundred_phase(server, work, env, items, results)
     except BaseException as e:
         results["failed"] = f"{type(e).__name__}: {e}"
         raise
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
-        results["finished"] = datetime.now(UTC).isoformat()
-        try:
-            results["targets"] = targets(results)
-        except KeyError as missing:  # a failed run: the figures it has are still written
-            results["targets_missing"] = str(missing)
-        out_dir = REPO / "var" / "bench"
-        out_dir.mkdir(parents=True, exist_ok=True)
-        path = out_dir / f"bench-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
-        path.write_text(json.dumps(results, indent=1, default=str))  # partial figures too
+        path = write_results(results)
     print(report(results))
     print(f"\nall figures: {path.relative_to(REPO)}")
+
+
+def current_snapshot(data: Path) -> Path:
+    """The snapshot file ``data``'s var/CURRENT names."""
+    return data / "var" / "snapshots" / json.loads((data / "var" / "CURRENT").read_text())["file"]
+
+
+def refresh_phase(server: BenchServer, work: Path, results: dict) -> tuple[dict, list]:
+    """Refresh, 1x: the real CSV, rules and curated files and 100,000 generated Azure items;
+    then no-change refreshes. The environment of the 1x data dir and the Azure items."""
+    server.files["/summary.csv"] = carried(SUMMARY_CSV)
+    server.files["/rules.adoc"] = carried(RULES)
+    items = json.loads(AZURE_ITEMS.read_text())["Items"] + generate_items(100_000)
+    server.serve_items(items)
+    one = work / "one"
+    one.mkdir()
+    sources = sources_toml(one / "sources.toml", server,
+                           f'"v6.1" = "{server.url("/summary.csv")}"')
+    warm_azure(sources)
+    env = {**os.environ, "PERFLEDGER_DATA_DIR": str(one / "var"),
+           "PERFLEDGER_SOURCES": str(sources), "BENCH_REPORT": str(one / "report.json")}
+    print("refresh 1x …", file=sys.stderr)
+    results["refresh_1x"] = run_refresh(env)
+    results["refresh_1x"]["snapshot_mb"] = current_snapshot(one).stat().st_size / 2**20
+    print("refresh, no change …", file=sys.stderr)
+    results["refresh_unchanged"] = run_refresh_repeated(env, max(3, REPEATS))
+    results["refresh_unchanged_in_process"] = run_refresh_in_process(env, 3)
+    return env, items
+
+
+def api_phase(env: dict, snapshot: Path, results: dict) -> None:
+    """The API under load, 1 and 2 workers, and 304 revalidations; the DuckDB floor."""
+    results["floor_ms"] = floor_ms(snapshot)
+    results["api"] = {}
+    for workers in (1, 2):
+        proc, base = serve(env, workers)
+        levels = CONCURRENCY if workers == 1 else [c for c in CONCURRENCY if c > 1]
+        try:
+            for name, path in QUERIES.items():
+                for c in levels:
+                    print(f"api {workers}w {name} c={c} …", file=sys.stderr)
+                    results["api"][f"{workers}w|{name}|{c}"] = load(base + path, c)
+                    settle(base + "/healthz")
+            url = base + QUERIES["filtered results (model+scenario)"]
+            etag = httpx.get(url, timeout=30).headers["etag"]
+            for c in levels:
+                results["api"][f"{workers}w|304 revalidation|{c}"] = load(
+                    url, c, {"If-None-Match": etag})
+        finally:
+            stop(proc)
+
+
+def limit_phase(env: dict, work: Path, results: dict) -> None:
+    """The limit: a bare ASGI app, same stack and worker count, a body of the same size; and
+    the same pair with uvicorn's access log off on both sides (its per-request line is a large
+    share of a replayed answer's time)."""
+    proc, base = serve(env, 1)
+    try:
+        size = len(httpx.get(base + QUERIES["filtered results (model+scenario)"],
+                             timeout=30).content)
+    finally:
+        stop(proc)
+    results["bare_asgi"] = {"body_bytes": size}
+    results["warm_no_access_log"] = {}
+    for label, out, key, start in (
+            ("bare ASGI", results["bare_asgi"], "{c}",
+             lambda: serve_bare(size, 1, work)),
+            ("api 1w cached, no access log", results["warm_no_access_log"], "perfledger|{c}",
+             lambda: serve({**env, "PERFLEDGER_API_ACCESS_LOG": "false"}, 1)),
+            ("bare ASGI, no access log", results["warm_no_access_log"], "bare|{c}",
+             lambda: serve_bare(size, 1, work, access_log=False))):
+        proc, base = start()
+        url = base + ("/" if "bare" in label else QUERIES["filtered results (model+scenario)"])
+        try:
+            httpx.get(url, timeout=30)  # recorded, then replayed
+            for c in (16, 64):
+                print(f"{label} c={c} …", file=sys.stderr)
+                name = key.format(c=c)
+                out[int(name) if name.isdigit() else name] = load(url, c)
+        finally:
+            stop(proc)
+
+
+def cold_phase(env: dict, snapshot: Path, work: Path, results: dict) -> None:
+    """The in-memory response cache off (every request runs its query), and Datasette on the
+    same rows beside it, measured in turn run by run: this machine's speed drifts by 2x over
+    minutes, and the two taken minutes apart decided the ratio more than the servers did
+    (2026-12-03 22:00: ours 5x slower at c1 for the minute it was measured)."""
+    proc, base = serve({**env, "PERFLEDGER_API_RESPONSE_CACHE_MB": "0"}, 1)
+    try:
+        results["api_nocache"] = {}
+        for name in LIST_QUERIES:
+            for c in CONCURRENCY:
+                print(f"api 1w no-cache {name} c={c} …", file=sys.stderr)
+                results["api_nocache"][f"{name}|{c}"] = load(base + QUERIES[name], c)
+                settle(base + "/healthz")
+        db = datasette_db(snapshot, work / "results.db")
+        port = free_port()
+        ds = subprocess.Popen([BIN / "datasette", "serve", str(db), "--port", str(port),
+                               "--setting", "num_sql_threads", "3"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            ds_base = up(ds, f"http://127.0.0.1:{port}", "/-/versions.json", "Datasette")[1]
+            results["api_nocache_paired"] = {}
+            for peer, (_, name, path) in PEERS.items():
+                assert httpx.get(ds_base + path, timeout=30).status_code == 200, peer
+                results[peer] = {}
+                for c in CONCURRENCY:
+                    print(f"api 1w no-cache and Datasette, in turn, {name} c={c} …",
+                          file=sys.stderr)
+                    results["api_nocache_paired"][f"{name}|{c}"], results[peer][c] = in_turn(
+                        (base + QUERIES[name], base + "/healthz"),
+                        (ds_base + path, ds_base + "/-/versions.json"), c)
+        finally:
+            stop(ds)
+    finally:
+        stop(proc)
+
+
+def hundred_phase(server: BenchServer, work: Path, env: dict, items: list,
+                  results: dict) -> None:
+    """100x data: 100 rounds of results (49,200 rows) and ~1,000,000 price versions, every
+    price moved by the refresh; then every list query at 100x against 1x, in turn."""
+    print("refresh 100x …", file=sys.stderr)
+    server.files["/summary.csv"] = scaled_csv(100)
+    big = work / "big"
+    big.mkdir()
+    shutil.copytree(work / "one" / "var", big / "var")
+    versions = seed_price_history(current_snapshot(big), 10)
+    # every price moves: 100,000 versions closed and 100,000 opened on top of the history
+    moved = [{**i, "retailPrice": i["retailPrice"] + 0.25, "unitPrice": i["unitPrice"] + 0.25,
+              "effectiveStartDate": "2026-11-01T00:00:00Z"} for i in items]
+    server.serve_items(moved)
+    sources_big = sources_toml(big / "sources.toml", server,
+                               f'"synthetic" = "{server.url("/summary.csv")}"')
+    warm_azure(sources_big)
+    env_big = {**env, "PERFLEDGER_DATA_DIR": str(big / "var"),
+               "PERFLEDGER_SOURCES": str(sources_big), "BENCH_REPORT": str(big / "report.json")}
+    results["refresh_100x"] = run_refresh(env_big)
+    con = duckdb.connect(str(current_snapshot(big)), read_only=True)
+    results["refresh_100x"].update(
+        snapshot_mb=current_snapshot(big).stat().st_size / 2**20,
+        price_versions_before=versions,
+        price_versions=con.execute("SELECT count(*) FROM azure_price").fetchone()[0],
+        results_rows=con.execute("SELECT count(*) FROM mlperf_result").fetchone()[0])
+    con.close()
+    hundred_against_one(env_big, env, results)
+
+
+def hundred_against_one(env_big: dict, env: dict, results: dict) -> None:
+    """Cache off, so the figures show the data's size. The 1x server runs beside the 100x one
+    and the two are measured in turn, run by run, so both see the machine as it is then.
+    Each list query as asked at 1x (a page of up to 100 of the 100x rows), and ratios and
+    costs also asked for one synthetic round, so that the page holds the rows it holds at 1x
+    (9 and 44 rows, not 100): the data's size alone. Filtered results: always one round."""
+    proc, base = serve({**env_big, "PERFLEDGER_API_RESPONSE_CACHE_MB": "0"}, 1)
+    try:
+        proc_one, base_one = serve({**env, "PERFLEDGER_API_RESPONSE_CACHE_MB": "0"}, 1)
+        try:
+            results["api_100x"], results["api_1x_paired"] = {}, {}
+            asked = [(name, name, "&round=v6.1-s7" if name.startswith("filtered results")
+                      else "") for name in LIST_QUERIES]
+            asked += [(f"{name}, one round at 100x", name, "&round=v6.1-s7")
+                      for name in SAME_PAGE]
+            for label, name, suffix in asked:
+                for c in CONCURRENCY:
+                    print(f"api 100x and 1x no-cache, in turn, {label} c={c} …",
+                          file=sys.stderr)
+                    key = f"{label}|{c}"
+                    results["api_1x_paired"][key], results["api_100x"][key] = in_turn(
+                        (base_one + QUERIES[name], base_one + "/healthz"),
+                        (base + QUERIES[name] + suffix, base + "/healthz"), c)
+        finally:
+            stop(proc_one)
+    finally:
+        stop(proc)
+
+
+def write_results(results: dict) -> Path:
+    """The figures as JSON under var/bench, a failed run's partial figures too."""
+    results["finished"] = datetime.now(UTC).isoformat()
+    try:
+        results["targets"] = targets(results)
+    except KeyError as missing:  # a failed run: the figures it has are still written
+        results["targets_missing"] = str(missing)
+    out_dir = REPO / "var" / "bench"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"bench-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
+    path.write_text(json.dumps(results, indent=1, default=str))
+    return path
 
 
 def targets(r: dict) -> list[dict]:
@@ -669,6 +692,13 @@ def report(r: dict) -> str:
              "|---|---|---|---|"]
     lines += [f"| {t['target']} | {t['value']:.2f} | {t['goal']} | {t['result']} |"
               for t in r.get("targets", [])]
+    lines += report_refresh(r) + report_api(r) + report_peer(r) + report_hundred(r)
+    return "\n".join(lines)
+
+
+def report_refresh(r: dict) -> list[str]:
+    """The refresh figures, as Markdown lines."""
+    lines: list[str] = []
     lines += ["", "### Refresh (`perfledger refresh`, a new process each time)", "",
              "| run | status | wall s | CPU s | machine stolen | stages (s) | peak RSS MB, largest "
              "process (whole tree) | snapshot MB |", "|---|---|---|---|---|---|---|---|"]
@@ -693,6 +723,12 @@ def report(r: dict) -> str:
     lines += ["", f"100x: {big['results_rows']:,} results rows; {big['price_versions_before']:,} price "
               f"versions before (history seeded into a copy), {big['price_versions']:,} after a refresh "
               "in which every one of the 100,013 prices changed."]
+    return lines
+
+
+def report_api(r: dict) -> list[str]:
+    """The API figures with the response cache on and off."""
+    lines: list[str] = []
     lines += ["", "### API (wrk, separate process)", "",
               "| workers | query | conc | req/s | p50 ms | p95 ms | p99 ms | errors |",
               "|---|---|---|---|---|---|---|---|"]
@@ -706,6 +742,12 @@ def report(r: dict) -> str:
         name, c = key.split("|")
         lines.append(f"| {name} | {c} | {x['rps']:.0f} | {x['p50_ms']:.1f} | {x['p95_ms']:.1f} | "
                      f"{x['p99_ms']:.1f} | {x['errors']} |")
+    return lines
+
+
+def report_peer(r: dict) -> list[str]:
+    """Datasette beside the uncached API, and the DuckDB floor."""
+    lines: list[str] = []
     lines += ["", "### Peer: Datasette on the same rows (1 worker each, response cache off, measured "
               f"in turn, {PAIRED_REPEATS} runs of each, medians; perfledger cached for comparison)",
               "", "| query | conc | uncached req/s | Datasette req/s | ratio | uncached p99 | "
@@ -724,6 +766,12 @@ def report(r: dict) -> str:
     for name, floor in r["floor_ms"].items():
         p1 = r["api_nocache"][f"{name}|1"]
         lines.append(f"| {name} | {floor:.2f} | {p1['p50_ms']:.2f} | {p1['p50_ms'] / floor:.1f} |")
+    return lines
+
+
+def report_hundred(r: dict) -> list[str]:
+    """100x against 1x, and the bare ASGI limit."""
+    lines: list[str] = []
     lines += ["",
               "### 100x data, every list query, 1 worker, response cache off (against 1x, cache off)", "",
               f"The 1x server runs beside the 100x one and each run of one is followed by a run of "
@@ -745,7 +793,9 @@ def report(r: dict) -> str:
                                     for c in (16, 64)) + "; with the access log off, "
               + ", ".join(f"c{c} {n[f'bare|{c}']['rps']:.0f} req/s against perfledger's "
                           f"{n[f'perfledger|{c}']['rps']:.0f}" for c in (16, 64)) + "."]
-    return "\n".join(lines)
+    return lines
+
+
 
 
 if __name__ == "__main__":

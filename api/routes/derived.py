@@ -32,7 +32,7 @@ from warehouse.model.public import (
     ScenarioRatioPublic,
     TrendPublic,
 )
-from warehouse.model.vocabulary import ASSUMED_RATES, OFFERS_SAID, Offer
+from warehouse.model.vocabulary import ASSUMED_RATES, OFFERS_SAID, Evidence, Offer
 
 router = APIRouter(prefix="/v1", tags=["derived"])
 
@@ -65,6 +65,14 @@ class CostParams(ResultParams):
     os: str = Field("linux", description="linux or windows.")
     as_of: str | None = Field(None, description=PRICES_AS_OF)
     price_status: list[str] | None = Field(None, description="priced, no price or assumed.")
+    evidence: list[str] | None = Field(None, description=(
+        "What to price: measured (MLPerf results; the default), third_party_measured "
+        "(InferenceX observations) and/or self_measured (your imported runs). An observation is "
+        "priced as a system of its every GPU serving its output tokens/s (current, reconciled "
+        "rows only); round, division and availability filter MLPerf's rows."))
+
+
+PRICED_EVIDENCE = (Evidence.measured, Evidence.third_party_measured, Evidence.self_measured)
 
 
 @router.get("/costs", summary="Cost per million tokens on list-price and assumed bases",
@@ -85,7 +93,8 @@ def costs(request: Request, q: Annotated[CostParams, Query()]) -> Response:
         q.filters(), bases=bases, rates=rates, region=q.region,
         offer=check_choice("offer", [q.offer], CHOICES["offer"])[0],
         os=check_choice("os", [q.os], CHOICES["os"])[0], as_of=parse_as_of(q.as_of),
-        price_status=listed(q.price_status)), q)
+        price_status=listed(q.price_status),
+        evidence=check_choice("evidence", listed(q.evidence), PRICED_EVIDENCE)), q)
 
 
 def _has_prices(request: Request) -> bool:

@@ -279,12 +279,17 @@ async function costs(s) {
   $("costs-note").textContent = s.basis === "assumed"
     ? `At an assumed $${s.rate} per accelerator-hour (evidence: assumption), for every Tokens/s result of the view.`
     : `At the cheapest current Azure on-demand Linux price per accelerator-hour in ${s.region} (evidence: list_price); systems whose accelerator Azure does not rent there show "no price".`;
-  const rows = await all(path);
-  rowsOrNone("costs-table", rows.map((r) => `<tr>
-      <td>${esc(system(r))}</td><td>${esc(r.accelerator_id ?? "—")}</td>
-      <td>${esc(r.division)}</td><td>${esc(r.availability)}</td>
+  const measured = await all(path);
+  // your own runs of the model (perfledger import), priced the same way: they have no scenario
+  const own = {...extra, evidence: "self_measured"};
+  delete own.scenario;
+  const cost = (r) => r.cost_per_million_tokens ?? Infinity;  // cheapest first, no price last
+  const rows = measured.concat(await all(`/v1/costs?${common(s, own)}`)).sort((a, b) => cost(a) - cost(b));
+  rowsOrNone("costs-table", rows.map((r) => `<tr data-evidence="${esc(r.evidence)}">
+      <td>${esc(r.evidence === "self_measured" ? `Your run: ${r.system_name}` : system(r))}</td><td>${esc(r.accelerator_id ?? "—")}</td>
+      <td>${esc(r.division ?? "—")}</td><td>${esc(r.availability ?? "—")}</td>
       <td class="num">${r.total_accelerators}</td>
-      <td class="num" data-v="${r.result}">${link(`/v1/results/${r.result_id}`, whole(r.result))}</td>
+      <td class="num" data-v="${r.result}">${r.evidence === "measured" ? link(`/v1/results/${r.result_id}`, whole(r.result)) : whole(r.result)}</td>
       <td class="num" data-v="${r.rate_per_accelerator_hour ?? ""}">${r.rate_per_accelerator_hour == null ? "" : num(r.rate_per_accelerator_hour)}</td>
       <td class="num" data-testid="cost" data-v="${r.cost_per_million_tokens ?? ""}">${r.cost_per_million_tokens == null ? '<span class="none">no price</span>' : num(r.cost_per_million_tokens, 3)}</td>
       <td>${esc(r.sku ? `${r.sku}${r.reservation_term ? " · " + r.reservation_term : ""}` : r.price_basis === "assumed" ? "assumed rate" : "")}</td>
@@ -301,7 +306,8 @@ async function costs(s) {
   } else {
     empty("costs-empty", "");
   }
-  const evidence = s.basis === "assumed" ? "measured + assumption" : "measured + list_price";
+  const kinds = priced.some((r) => r.evidence === "self_measured") ? "measured and self_measured" : "measured";
+  const evidence = `${kinds} + ${s.basis === "assumed" ? "assumption" : "list_price"}`;
   bars("costs-chart", priced, {value: (r) => r.cost_per_million_tokens, fmt: (v) => `$${num(v, 3)}`, all: s.all,
        title: `Cheapest first, ${s.model} ${s.scenario} (evidence: derived: ${evidence})`,
        axis: "USD per million tokens"});

@@ -144,7 +144,45 @@ def _take(pattern: re.Pattern[str], s: str) -> tuple[list[str], str]:
 def parse(name: str) -> tuple[Identity, Decorations]:
     """The identity and the decorations of one accelerator spelling."""
     d = Decorations()
-    s = name.strip()
+    s = _decorations(name.strip(), d)
+    memory_type = None
+    if m := MEMORY_TYPE.search(s):
+        memory_type = _memory_type(m.group(1))
+        s = s[:m.start()] + " " + s[m.end():]
+    memory = None
+    if m := MEMORY.search(s):
+        memory = int(m.group(1))
+        s = s[:m.start()] + " " + s[m.end():]
+    form = None
+    if m := FORM.search(s):
+        form = _form(m.group(1))
+        s = FORM.sub(" ", s)
+    vendor, kept = _vendor_and_words(s)
+    return Identity(vendor=vendor, product="".join(kept), form_factor=form, memory_gb=memory,
+                    memory_type=memory_type, words=tuple(kept)), d
+
+
+def _vendor_and_words(s: str) -> tuple[str | None, list[str]]:
+    """The vendor (named first, implied by the product, or by a brand word) and the words
+    left of what remains of a spelling."""
+    words = [w for w in re.split(r"[\s\-_/,()\[\]]+", s.lower()) if w]
+    vendor = None
+    if words and words[0] in VENDORS:
+        vendor = VENDORS[words.pop(0)]
+    elif words and words[0] in IMPLIED_VENDOR:
+        vendor = IMPLIED_VENDOR[words[0]]
+    kept = []
+    for w in words:
+        brand_of = BRAND_WORDS.get(w)
+        if brand_of is not None and vendor in (None, brand_of):
+            vendor = brand_of
+            continue
+        kept.append(w)
+    return vendor, kept
+
+
+def _decorations(s: str, d: Decorations) -> str:
+    """Take the decorations off spelling ``s`` into ``d``; what is left."""
     found, s = _take(RESELLER, s)
     d.other += [f"reseller [{x}]" for x in found]
     found, s = _take(PART_PREFIX, s)
@@ -179,33 +217,7 @@ def parse(name: str) -> tuple[Identity, Decorations]:
     if filler:
         d.other.append("filler " + ", ".join(re.sub(r"\s+", " ", f) for f in filler))
         s = FILLER.sub(" ", s)
-    memory_type = None
-    if m := MEMORY_TYPE.search(s):
-        memory_type = _memory_type(m.group(1))
-        s = s[:m.start()] + " " + s[m.end():]
-    memory = None
-    if m := MEMORY.search(s):
-        memory = int(m.group(1))
-        s = s[:m.start()] + " " + s[m.end():]
-    form = None
-    if m := FORM.search(s):
-        form = _form(m.group(1))
-        s = FORM.sub(" ", s)
-    words = [w for w in re.split(r"[\s\-_/,()\[\]]+", s.lower()) if w]
-    vendor = None
-    if words and words[0] in VENDORS:
-        vendor = VENDORS[words.pop(0)]
-    elif words and words[0] in IMPLIED_VENDOR:
-        vendor = IMPLIED_VENDOR[words[0]]
-    kept = []
-    for w in words:
-        brand_of = BRAND_WORDS.get(w)
-        if brand_of is not None and vendor in (None, brand_of):
-            vendor = brand_of
-            continue
-        kept.append(w)
-    return Identity(vendor=vendor, product="".join(kept), form_factor=form, memory_gb=memory,
-                    memory_type=memory_type, words=tuple(kept)), d
+    return s
 
 
 # Decorations as submitters write them, for tests and documentation: each one added to a

@@ -64,3 +64,22 @@ def test_an_imported_run_is_its_own_series_beside_mlperf_with_its_cost(site, bro
     assert ml_rows.count() == len(ml)
     assert sorted(ml_rows.locator("[data-testid=citation]").all_inner_texts()) == sorted(
         r["citation"] for r in ml)
+
+
+def test_the_costs_section_lists_the_run_beside_mlperf_at_the_same_rate(site, browser):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.goto(f"{site}/?model=gpt-oss-120b&seq=1024/128&rate=10&basis=assumed")
+    ready(page)
+    mine = page.locator("#costs-table tbody tr[data-evidence=self_measured]")
+    assert mine.count() == 1
+    assert mine.locator("td").first.inner_text().startswith("Your run: gpt-oss-120b on 8 x "
+                                                           "nvidia-h100-sxm (stated)")
+    y = 3386.194265821373 / 8  # $10 per GPU-hour, 8 stated GPUs, the run's output tokens/s
+    cost = float(mine.locator("[data-testid=cost]").get_attribute("data-v"))
+    assert cost == pytest.approx(10 / (y * 3600) * 1e6)
+    measured = page.locator("#costs-table tbody tr[data-evidence=measured]")
+    assert measured.count() > 0  # MLPerf's gpt-oss-120b results beside it, at the same rate
+    api = httpx.get(f"{site}/v1/costs", params={"model": "gpt-oss-120b", "basis": "assumed",
+                                                "rate": 10, "evidence": "self_measured"}).json()
+    assert [r["cost_per_million_tokens"] for r in api["rows"]] == [pytest.approx(cost)]
+    assert "self_measured" in page.locator("#costs-chart").inner_text()

@@ -68,3 +68,51 @@ def test_mlperf_of_another_accelerator_can_sit_beside_the_run(client):
     assert [r["id"] for r in beside if r["kind"] == "frontier"] == [alone[0]["id"]]
     ml = [r for r in beside if r["kind"] == "mlperf"]
     assert ml and {r["accelerator_id"] for r in ml} == {"nvidia-b200-sxm-180gb"}
+
+
+def test_costs_price_the_run_beside_inferencex_and_mlperf(client):
+    kinds = ["measured", "third_party_measured", "self_measured"]
+    base = {"model": ["gpt-oss-120b", "deepseek-r1"], "basis": "assumed", "rate": 10,
+            "limit": 1000, "division": "all", "availability": "all"}
+    rows = client.get("/v1/costs", params={**base, "evidence": kinds}).json()["rows"]
+    by_kind = {k: [r for r in rows if r["evidence"] == k] for k in kinds}
+    assert all(by_kind.values()), {k: len(v) for k, v in by_kind.items()}
+    [mine] = by_kind["self_measured"]
+    y = 3386.194265821373 / 8  # output tokens/s per GPU of the run, every GPU (8) charged
+    assert (mine["accelerator_id"], mine["total_accelerators"], mine["conc"]) == (
+        "nvidia-h100-sxm", 8, 100)
+    assert mine["cost_per_million_tokens"] == pytest.approx(10 / (y * 3600) * 1e6)
+    assert mine["result"] == pytest.approx(3386.194265821373)
+    assert mine["basis"] == "derived: self_measured + assumption"
+    assert mine["file_name"] and "vLLM bench serve" in mine["notice"]
+    assert mine["round"] is None and mine["mlperf_id"] is None
+    for r in by_kind["third_party_measured"]:  # per every GPU, as the observation says
+        assert r["basis"] == "derived: third_party_measured + assumption" and r["run_url"]
+        assert r["cost_per_million_tokens"] == pytest.approx(
+            10 * r["total_accelerators"] / (r["result"] * 3600) * 1e6)
+    ix = client.get("/v1/observations", params={"limit": 1000}).json()["rows"]
+    current = {o["id"]: o for o in ix if o["source"] == "inferencex" and o["current"]
+               and o["reconciled"] and o["gpus"]
+               and o["model_id"] == "deepseek-r1" and (o["output_tput_per_gpu"] or 0) > 0}
+    for r in by_kind["third_party_measured"]:
+        o = current[r["result_id"]]
+        assert r["result"] == pytest.approx(o["output_tput_per_gpu"] * o["gpus"])
+    assert len(by_kind["third_party_measured"]) == len(current)
+    for r in by_kind["measured"]:
+        assert r["basis"] == "derived: measured + assumption" and r["details_url"]
+    # the default is MLPerf's results alone, as before; round filters MLPerf's rows only
+    default = client.get("/v1/costs", params=base).json()["rows"]
+    assert {r["evidence"] for r in default} == {"measured"}
+    assert len(default) == len(by_kind["measured"])
+    v61 = client.get("/v1/costs", params={**base, "evidence": kinds, "round": "v6.1"}).json()
+    assert {r["evidence"] for r in v61["rows"]} == set(kinds)
+    assert all(r["round"] in ("v6.1", None) for r in v61["rows"])
+
+
+def test_costs_of_runs_alone_on_the_list_price_basis_say_no_price_where_azure_has_none(client):
+    rows = client.get("/v1/costs", params={"evidence": "self_measured", "basis": "list_price",
+                                           "limit": 10}).json()["rows"]
+    assert [(r["evidence"], r["price_basis"]) for r in rows] == [("self_measured", "list_price")]
+    assert rows[0]["basis"] == "derived: list_price + self_measured"
+    bad = client.get("/v1/costs", params={"evidence": "vendor_claim"})
+    assert bad.status_code == 422 and "evidence" in bad.text

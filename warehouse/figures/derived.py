@@ -65,7 +65,14 @@ NOTICE = _lit(MLPERF_DERIVED_NOTICE) + " AS notice"
 MLPERF_KEYS = ("round", "division", "organization", "platform", "system_name", "model_id",
                "model_family", "scenario", "result", "units", "total_accelerators", "accelerator_id")
 LINEAGE = ("basis", "weakest_input")
-CITATION = ("mlperf_id", "details_url", "notice")
+# The citation columns and what they hold, of the result ``whose`` names (written once).
+CITATION_MEANINGS = {
+    "mlperf_id": "MLPerf result ID of {whose} as MLCommons publishes it (mlperf_result.system_id, "
+                 "e.g. 5.1-0001); NULL where the round's file has none (summary.csv)",
+    "details_url": "Details link of {whose} (mlperf_result.details_url); NULL when unknown",
+    "notice": "MLCommons' results guidelines notice, on every row: the figure is derived from "
+              "MLPerf Inference results and not verified by MLCommons"}
+CITATION = tuple(CITATION_MEANINGS)
 
 
 def keys(alias: str) -> str:
@@ -73,10 +80,18 @@ def keys(alias: str) -> str:
     return ", ".join(f"{alias}.{c}" for c in MLPERF_KEYS)
 
 
-def cited(alias: str) -> str:
-    """The citation of the MLPerf result ``alias``, for a SELECT list (its ID and details link
-    under the names CITATION gives them, and MLCommons' notice)."""
-    return f"{alias}.system_id AS mlperf_id, {alias}.details_url, {NOTICE}"
+def cited(alias: str, prefix: str = "") -> str:
+    """The citation of the MLPerf result ``alias``, for a SELECT list: its ID and details link
+    under the names CITATION gives them (``prefix``ed), and, unprefixed, MLCommons' notice."""
+    link = f"{alias}.system_id AS {prefix}{CITATION[0]}, {alias}.{CITATION[1]} AS {prefix}{CITATION[1]}"
+    return link if prefix else f"{link}, {NOTICE}"
+
+
+def citation_of(whose: str, prefix: str = "") -> dict[str, str]:
+    """The comments of the citation columns of the result ``whose`` names (``prefix``ed:
+    the ID and link alone, as ``cited`` writes them)."""
+    return {prefix + c: text.format(whose=whose) for c, text in CITATION_MEANINGS.items()
+            if not (prefix and c == CITATION[2])}
 
 
 def carried(alias: str) -> str:
@@ -110,15 +125,6 @@ def view(name: str, comment: str, columns: dict[str, str] | None = None, *,
     return register
 
 
-# What the MLPerf citation columns of derived rows hold.
-MLPERF_ID = ("MLPerf result ID of the input result as MLCommons publishes it "
-             "(mlperf_result.system_id, e.g. 5.1-0001); NULL where the round's file has none "
-             "(summary.csv)")
-DETAILS_URL = "Details link of the input result (mlperf_result.details_url); NULL when unknown"
-NOTICE_TEXT = ("MLCommons' results guidelines notice, on every row: the figure is derived from "
-               "MLPerf Inference results and not verified by MLCommons")
-
-
 view("scenario_ratio",
      "Server/Offline and Interactive/Offline throughput ratios for the same system, model, round "
      "and division. Tokens/s pairs with Tokens/s; an Offline Samples/s or Tokens/s result with a "
@@ -136,11 +142,8 @@ view("scenario_ratio",
       "other_result_id": "mlperf_result.id of the Server/Interactive row",
       "id": "Stable id of the pair: a hash of both results' ids",
       "basis": "Evidence basis of the ratio; always derived: measured",
-      "offline_mlperf_id": "MLPerf result ID of the Offline row (mlperf_result.system_id); NULL "
-                           "where the round's file has none (summary.csv)",
-      "other_mlperf_id": "MLPerf result ID of the Server/Interactive row; NULL where none",
-      "offline_details_url": "Details link of the Offline row (mlperf_result.details_url)",
-      "other_details_url": "Details link of the Server/Interactive row"},
+      **citation_of("the Offline row", "offline_"),
+      **citation_of("the Server/Interactive row", "other_")},
      inherits=("mlperf_result",), weakest=(Evidence.measured,))(
 """
 WITH base AS (
@@ -162,8 +165,7 @@ SELECT substr(md5(o.id || ':' || x.id), 1, 16) AS id,
        o.availability, o.inferred AS offline_inferred, x.inferred AS other_inferred,
        o.id AS offline_result_id, x.id AS other_result_id,
        """ + _lit(basis(Evidence.measured)) + """ AS basis, """ + MEASURED + """ AS weakest_input,
-       o.system_id AS offline_mlperf_id, x.system_id AS other_mlperf_id,
-       o.details_url AS offline_details_url, x.details_url AS other_details_url, """ + NOTICE + """
+       """ + cited("o", "offline_") + ", " + cited("x", "other_") + ", " + NOTICE + """
 FROM base o
 JOIN base x
   ON x.round = o.round AND x.division = o.division AND x.organization = o.organization
@@ -329,10 +331,7 @@ view("accelerator_trend",
       "spellings": "Distinct accelerator names (with their decorations) among the round's "
                    "results of the accelerator",
       "id": "accelerator_id:model_family:scenario:units:round",
-      "result_id": "mlperf_result.id of the best result",
-      "mlperf_id": "MLPerf result ID of the best result (mlperf_result.system_id); NULL where "
-                   "the round's file has none (summary.csv)",
-      "details_url": "Details link of the best result (mlperf_result.details_url)"},
+      "result_id": "mlperf_result.id of the best result", **citation_of("the best result")},
      inherits=("mlperf_result", "result_per_accelerator"),
      weakest=(Evidence.measured, Evidence.vendor_spec))(
     trend_sql("division = 'closed' AND availability = 'available'"))
@@ -462,13 +461,33 @@ SELECT r.id || ':' || CAST(rate AS VARCHAR) AS id, r.id AS result_id, r.round, r
 FROM cost_input r, (VALUES """ + ", ".join(f"({r}::DOUBLE)" for r in ASSUMED_RATES) + """) AS rates(rate)
 """)
 
-def list_price_cost_sql(price_where: str, *, ask: str | None = None) -> str:
+# What a cost row of an observation adds to an MLPerf result's (NULL on MLPerf's rows).
+OBSERVED_COST_COLUMNS = (("conc", "INTEGER"), ("isl", "INTEGER"), ("osl", "INTEGER"),
+                         ("interactivity", "DOUBLE"), ("observed_on", "DATE"),
+                         ("run_url", "VARCHAR"), ("file_name", "VARCHAR"))
+
+
+def evidence_basis(alias: str, price: Evidence) -> str:
+    """The basis of a cost row whose input ``alias`` says its evidence, priced on ``price``."""
+    return "CASE " + " ".join(
+        f"WHEN {alias}.evidence = '{kind.value}' THEN {_lit(basis(kind, price))}"
+        for kind in (Evidence.measured, Evidence.third_party_measured, Evidence.self_measured)
+    ) + " END"
+
+
+def list_price_cost_sql(price_where: str, *, ask: str | None = None,
+                        inputs: str | None = None) -> str:
     """Cost per million tokens of Tokens/s results at the cheapest Azure price per
     accelerator-hour of their accelerator, per region, offer, OS and reservation term, among the
     price versions ``price_where`` selects. Without ``ask``, only priced rows (every region,
     offer and OS). With ``ask`` (SQL of one row: region, offer, os), every result, 'no price'
     with a NULL cost where its accelerator has no price there. Bound parameters, in order:
-    ``ask``'s, ``price_where``'s."""
+    ``ask``'s, ``price_where``'s, then ``inputs``' (SQL of the rows to price, with their
+    evidence and observation columns: ``frontier.cost_input_sql``; default MLPerf's)."""
+    columns, row_basis = COST_RESULT_COLUMNS, _lit(basis(Evidence.measured, Evidence.list_price))
+    if inputs is not None:
+        columns += ", r.evidence, " + ", ".join(f"r.{c}" for c, _ in OBSERVED_COST_COLUMNS)
+        row_basis = evidence_basis("r", Evidence.list_price)
     if ask is None:
         region, offer, os_, join, asked, first = "p.region", "p.offer", "p.os", "JOIN", "", ""
     else:
@@ -488,15 +507,15 @@ WITH {first} p AS (
     GROUP BY accelerator_id, arm_region_name, offer, os, reservation_term)
 SELECT r.id || ':list_price:' || {region} || ':' || {offer} || ':' || {os_}
            || coalesce(':' || p.reservation_term, '') AS id,
-       {COST_RESULT_COLUMNS},
+       {columns},
        'list_price' AS price_basis, {region} AS region, {offer} AS offer, {os_} AS os,
        p.reservation_term, p.sku, p.price_id, p.price_valid_from,
        p.rate AS rate_per_accelerator_hour,
        CASE WHEN p.rate IS NULL THEN 'no price' ELSE 'priced' END AS price_status,
        {result_cost("p.rate")} AS cost_per_million_tokens,
-       {_lit(basis(Evidence.measured, Evidence.list_price))} AS basis,
+       {row_basis} AS basis,
        {LIST_PRICE} AS weakest_input
-FROM cost_input r {asked} {join} p ON p.accelerator_id = r.accelerator_id"""
+FROM {inputs or "cost_input"} r {asked} {join} p ON p.accelerator_id = r.accelerator_id"""
 
 
 view("list_price_cost",
@@ -767,8 +786,7 @@ COMMON_COLUMNS = {
     "price_basis": "list_price (Azure) or assumed (a chosen rate).",
     "rule_basis": "pinned (the round's pinned rules document) or latest (no pin: the latest "
                   "document fetched).",
-    **{name: meaning + "." for name, meaning in zip(CITATION, (MLPERF_ID, DETAILS_URL,
-                                                               NOTICE_TEXT), strict=True)},
+    **{name: meaning + "." for name, meaning in citation_of("the input result").items()},
 }
 
 

@@ -26,7 +26,7 @@ Values are bound parameters (``ask``), in the order ``FRONTIER_PARAMS`` lists.
 from __future__ import annotations
 
 from warehouse.figures.calculators import cost_per_million_sql
-from warehouse.figures.derived import cited
+from warehouse.figures.derived import OBSERVED_COST_COLUMNS, cited
 from warehouse.figures.selfmeasured import SOURCE_SELF, tool_name_sql
 from warehouse.model.vocabulary import (
     ENERGY_SCOPE_GPU,
@@ -86,6 +86,35 @@ SELF_ANSWER_NOTE = ("A self-measured series (the user's imported runs, hardware 
                     "the nearest point when out of range; never extrapolated.")
 OUT_OF_RANGE_NOTE = (INFERENCEX_ATTRIBUTION + ". Out of the measured range of interactivity: "
                      "the nearest frontier point is given; nothing is extrapolated.")
+
+
+EVIDENCE_SOURCE = {Evidence.measured: "mlperf", Evidence.third_party_measured: "inferencex",
+                   Evidence.self_measured: SOURCE_SELF}
+
+
+def cost_input_sql(kinds: list[str]) -> tuple[str, list]:
+    """The rows /v1/costs prices, of the evidence ``kinds`` names: MLPerf's (cost_input) and
+    current, reconciled observations as systems of their every GPU serving their output
+    tokens/s (so the one cost formula charges each GPU: rate / (tokens/s per GPU x 3600) x
+    1e6), labelled like the frontier's; each with its evidence. SQL and bound parameters."""
+    # MLPerf's rows (none when not asked: their columns, typed) and the observation columns
+    parts, params = ["SELECT *, 'measured' AS evidence, " + ", ".join(
+        f"NULL::{t} AS {c}" for c, t in OBSERVED_COST_COLUMNS) + " FROM cost_input WHERE ?"], [
+        Evidence.measured in kinds]
+    observed = [k for k in kinds if k != Evidence.measured]
+    if observed:
+        parts.append(f"""SELECT o.id, o.measurer AS organization, o.hardware AS platform,
+       {CONFIGURATION} AS system_name, coalesce(o.model_id, o.model) AS model_id,
+       o.model_id AS model_family, o.output_tput_per_gpu * o.gpus AS result,
+       {_lit(TOKENS_PER_S)} AS units, o.gpus AS total_accelerators, o.accelerator_id,
+       CASE WHEN o.source = '{SOURCE_SELF}' THEN o.attribution || ' ' || o.definition_note
+            ELSE o.attribution END AS notice, o.evidence,
+       {", ".join("o." + c for c, _ in OBSERVED_COST_COLUMNS)}
+FROM observation o
+WHERE o.current AND o.reconciled AND o.gpus > 0 AND o.output_tput_per_gpu > 0
+  AND list_contains(?::VARCHAR[], o.evidence)""")
+        params.append(observed)
+    return "(" + " UNION ALL BY NAME ".join(f"({p})" for p in parts) + ")", params
 
 
 def _costs(alias: str, out: str, total: str | None, inp: str | None) -> str:

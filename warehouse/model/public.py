@@ -129,6 +129,7 @@ _TYPES: dict[str, Any] = {name: kind | None for kind, names in (
             "closest_result recomputed_value claim_over_recomputed tokens_per_s_per_user "
             "bandwidth memory input_tput_per_gpu output_tput_per_gpu physical_ratio "
             "observation_interactivity observation_output_tput_per_gpu fastest_interactivity "
+            "interactivity "
             "request_rate duration_s total_input_tokens total_output_tokens request_throughput"),
     (int, "total_accelerators answer_tokens results spellings comparable_results prefill_gpus "
           "decode_gpus gpus isl osl conc comparable_observations run_index completed_requests "
@@ -142,6 +143,9 @@ M = TypeVar("M", bound=BaseModel)
 # The column groups of derived.py, as field lists.
 KEYS, LINEAGE, CITED = (" ".join(group) for group in (derived.MLPERF_KEYS, derived.LINEAGE,
                                                       derived.CITATION))
+# A pair's two citations (Offline and the other scenario), then the notice.
+PAIR_CITED = " ".join([f"{p}{c}" for c in derived.CITATION[:2] for p in ("offline_", "other_")]
+                      + [derived.CITATION[2]])
 
 
 def relation(view: str | None, columns: str, **described: str) -> Callable[[type[M]], type[M]]:
@@ -167,8 +171,7 @@ def relation(view: str | None, columns: str, **described: str) -> Callable[[type
     "model_family scenario offline_result offline_units other_result other_units ratio "
     "interactive_premium unit_pairing flagged accelerator_id accelerator_model_name "
     "accelerator_mix total_accelerators availability offline_inferred other_inferred "
-    f"offline_result_id other_result_id {LINEAGE} offline_mlperf_id other_mlperf_id "
-    "offline_details_url other_details_url notice")
+    f"offline_result_id other_result_id {LINEAGE} {PAIR_CITED}")
 class ScenarioRatioPublic(BaseModel):
     """A Server/Offline or Interactive/Offline throughput ratio."""
 
@@ -212,7 +215,11 @@ class TrendPublic(BaseModel):
 @relation(
     "cost_input", f"id@ result_id@ {KEYS} availability premium_vs_offline price_basis@ "
     "region offer os reservation_term sku price_id@ price_valid_from "
-    f"rate_per_accelerator_hour@ price_status cost_per_million_tokens@ basis@ {CITED}",
+    f"rate_per_accelerator_hour@ price_status cost_per_million_tokens@ basis@ {CITED} "
+    "evidence conc@observation isl@observation osl@observation interactivity@observation "
+    "observed_on@observation run_url@observation file_name@observation",
+    evidence="What was priced: measured (an MLPerf result), third_party_measured (an "
+             "InferenceX observation) or self_measured (an imported run); ?evidence= asks.",
     premium_vs_offline="This cost / the same system's Offline cost (= Offline / this "
                        "throughput).",
     region="Azure region of the list price (NULL for assumed rates).",
@@ -225,7 +232,7 @@ class TrendPublic(BaseModel):
     price_status="priced, no price (no list price for the accelerator: cost NULL) or "
                  "assumed.")
 class CostPublic(BaseModel):
-    """Cost per million tokens of one Tokens/s result on one price basis."""
+    """Cost per million tokens of one Tokens/s result or observation on one price basis."""
 
 
 @relation(

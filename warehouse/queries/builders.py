@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from warehouse.exceptions import QueryError
 from warehouse.figures import derived
-from warehouse.figures.frontier import frontier_sql
+from warehouse.figures.frontier import EVIDENCE_SOURCE, cost_input_sql, frontier_sql
 from warehouse.model.public import (
     BenchmarkRulePublic,
     ClaimCheckPublic,
@@ -34,7 +34,6 @@ from warehouse.model.public import (
 from warehouse.model.vocabulary import (
     ASSUMED_RATES,
     Evidence,
-    basis,
     model_family,
     normalise_model,
 )
@@ -218,9 +217,16 @@ def trends_query(f: ResultFilter) -> ListQuery:
                      wider=wider)
 
 
+# The values observations add to what a cost filter knows (after MLPerf's, in its SQL).
+OBSERVED_KNOWN = {
+    "model": "SELECT model_id FROM observation UNION SELECT model FROM observation",
+    "accelerator": "SELECT accelerator_id FROM observation",
+}
+
+
 def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region: str,
                 offer: str, os: str, as_of: datetime | None,
-                price_status: list[str]) -> ListQuery:
+                price_status: list[str], evidence: list[str] | None = None) -> ListQuery:
     """Cost per million tokens for every Tokens/s result, on the requested price bases.
 
     cost = rate x total_accelerators / (tokens/s x 3600) x 1e6. On the ``list_price`` basis the
@@ -229,8 +235,16 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     price gets price_status 'no price' and a NULL cost, never zero. ``assumed`` rates are
     labelled ``assumption``. ``premium_vs_offline`` is this cost / the same system's Offline
     cost (= offline throughput / this throughput).
+
+    ``evidence`` names what is priced: ``measured`` (MLPerf's results, the default),
+    ``third_party_measured`` (InferenceX's observations) and ``self_measured`` (imported runs):
+    each observation as a system of its every GPU serving its output tokens/s, by the same
+    formula (``derived.cost_input_sql``). Round, division and availability filter MLPerf's rows.
     """
-    select = derived.COST_RESULT_COLUMNS
+    kinds = evidence or [Evidence.measured.value]
+    source, source_params = cost_input_sql(kinds)
+    select = derived.COST_RESULT_COLUMNS + ", r.evidence, " + ", ".join(
+        f"r.{c}" for c, _ in derived.OBSERVED_COST_COLUMNS)
     parts: list[str] = []
     params: list[object] = []
     # The cost rows depend on the pricing parameters alone; the result filters apply outside,
@@ -241,8 +255,8 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
             valid = "valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
             valid_params = [as_of, as_of]
         ask = "SELECT lower(?::VARCHAR) AS region, ?::VARCHAR AS offer, ?::VARCHAR AS os"
-        parts.append(derived.list_price_cost_sql(valid, ask=ask))
-        params += [region, offer, os, *valid_params]
+        parts.append(derived.list_price_cost_sql(valid, ask=ask, inputs=source))
+        params += [region, offer, os, *valid_params, *source_params]
     if "assumed" in bases:
         parts.append(f"""
             SELECT r.id || ':assumed:' || CAST(a.rate AS VARCHAR) AS id, {select},
@@ -253,15 +267,30 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
                    NULL::TIMESTAMPTZ AS price_valid_from,
                    a.rate AS rate_per_accelerator_hour, 'assumed' AS price_status,
                    {derived.result_cost("a.rate")} AS cost_per_million_tokens,
-                   ? AS basis
-            FROM cost_input r CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS rate) a""")
-        params += [basis(Evidence.measured, Evidence.assumption), sorted(set(rates))]
+                   {derived.evidence_basis("r", Evidence.assumption)} AS basis
+            FROM {source} r CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS rate) a""")
+        params += [*source_params, sorted(set(rates))]
     if not parts:
         raise QueryError("basis must be list_price and/or assumed", param="basis")
     sql = " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts)
-    q = f.query("costs", CostPublic)
+    q = _of_evidence(f.query("costs", CostPublic), kinds)
     q.subquery, q.keep = (sql, params), True
     q.equals["price_status"] = price_status
+    return q
+
+
+def _of_evidence(q: ListQuery, kinds: list[str]) -> ListQuery:
+    """``q`` over rows of the evidence ``kinds``: an observation has no round, division or
+    availability (those filter MLPerf's rows), and its models and accelerators are known."""
+    observed = [k for k in kinds if k != Evidence.measured]
+    if observed:
+        q.any_of = [AnyOf((*c.terms, ("evidence", False, observed)))
+                    if c.terms[0][0] in ("round", "division", "availability") else c
+                    for c in q.any_of]
+        q.known = [Known(k.param, k.values, f"SELECT * FROM ({k.sql}) UNION "
+                         f"{OBSERVED_KNOWN[k.param]} ORDER BY 1")
+                   if k.param in OBSERVED_KNOWN else k for k in q.known]
+    q.sources = (EVIDENCE_SOURCE[Evidence(kinds[0])],) if len(kinds) == 1 else ()
     return q
 
 
