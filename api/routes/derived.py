@@ -12,7 +12,6 @@ from pydantic import Field
 from api.params import (
     CHOICES,
     PRICES_AS_OF,
-    Numbers,
     PageParams,
     ResultParams,
     check_choice,
@@ -58,9 +57,17 @@ def ratios(request: Request, q: Annotated[RatioParams, Query()]) -> Response:
 class CostParams(ResultParams):
     basis: list[str] | None = Field(None, description="list_price (Azure price per "
                                     "accelerator-hour) and/or assumed (rates); default both.")
-    rate: Numbers = Field(None, description="Assumed USD per accelerator-hour (> 0; repeatable "
-                          "or comma-separated); default 5, 10 and 15.")
-    region: str = Field("eastus2", description="Azure region for list prices.")
+    rate: list[str] | None = Field(None, description=(
+        "Assumed USD per accelerator-hour (> 0; repeatable or comma-separated): a flat rate for "
+        "every accelerator (10), or one accelerator's (nvidia-b200-sxm-180gb:6); default 5, 10 "
+        "and 15 when no flat rate is given."))
+    region: str = Field("eastus2", description="Azure region for list prices (not with "
+                        "provider).")
+    provider: list[str] | None = Field(None, description=(
+        "Price the list_price basis on these providers instead of one Azure region: azure (its "
+        "API) or a cloud of the SkyPilot catalog (aws, gcp, lambda, runpod, vast...), each at its "
+        "cheapest rate for the offer in any region; all: every provider, plus the cheapest and "
+        "the median across them."))
     offer: str = Field(Offer.on_demand, description=f"{OFFERS_SAID}.")
     os: str = Field("linux", description="linux or windows.")
     as_of: str | None = Field(None, description=PRICES_AS_OF)
@@ -84,17 +91,35 @@ def costs(request: Request, q: Annotated[CostParams, Query()]) -> Response:
     (the source never loaded or is switched off)."""
     bases = choice("basis", q.basis) or (["list_price", "assumed"] if _has_prices(request)
                                          else ["assumed"])
-    rates = q.rate or list(ASSUMED_RATES)
-    bad = [r for r in rates if not r > 0 or r != r or r == float("inf")]
-    if bad:
-        raise QueryError(f"rate must be a positive number of USD per accelerator-hour (got {bad[0]})",
-                         param="rate")
+    rates, per_accelerator = _rates(listed(q.rate))
     return render_list(request, queries.costs_query(
-        q.filters(), bases=bases, rates=rates, region=q.region,
+        q.filters(), bases=bases, rates=rates, accelerator_rates=per_accelerator,
+        providers=[p.strip().lower() for p in listed(q.provider)], region=q.region,
         offer=check_choice("offer", [q.offer], CHOICES["offer"])[0],
         os=check_choice("os", [q.os], CHOICES["os"])[0], as_of=parse_as_of(q.as_of),
         price_status=listed(q.price_status),
         evidence=check_choice("evidence", listed(q.evidence), PRICED_EVIDENCE)), q)
+
+
+def _rates(given: list[str]) -> tuple[list[float], dict[str, float]]:
+    """Flat rates and per-accelerator rates (``id:rate``) of ``rate=``; the defaults when no
+    flat rate is given. 422 naming the token that is not a positive number."""
+    flat: list[float] = []
+    per: dict[str, float] = {}
+    for token in given:
+        name, _, value = token.strip().rpartition(":")
+        try:
+            rate = float(value)
+        except ValueError:
+            rate = float("nan")
+        if not 0 < rate < float("inf") or (_ and not name):
+            raise QueryError(f"rate: {token!r} is not a positive number of USD per "
+                             "accelerator-hour, or accelerator-id:rate", param="rate")
+        if name:
+            per[name.lower()] = rate
+        else:
+            flat.append(rate)
+    return (flat or ([] if per else list(ASSUMED_RATES))), per
 
 
 def _has_prices(request: Request) -> bool:

@@ -417,6 +417,38 @@ FROM price_catalog
 WHERE accelerators > 0 AND hourly_price IS NOT NULL
 """)
 
+view("provider_price",
+     "Every provider's GPU prices per accelerator-hour, one row per price version: Azure's own "
+     "API (Linux, pay as you go, spot and low priority) and every cloud of the SkyPilot catalog "
+     "(cloud_price, mapped and priced rows only), side by side under one provider name.",
+     {"provider": "Cloud: azure for the Azure API's prices, else the catalog's cloud name "
+                  "(aws, azure, gcp, lambda, runpod, vast...)",
+      "price_source": "azure_prices (the Azure Retail Prices API) or cloud_prices (the "
+                      "SkyPilot catalog)",
+      "instance_type": "VM size or instance type whose price this is",
+      "region": "Region as the provider writes it",
+      "zone": "Availability zone, where the catalog gives one",
+      "offer": f"Offer: {OFFERS_SAID}",
+      "price_per_accelerator_hour": "hourly_price / accelerators per instance",
+      "price_id": "azure_price.id or cloud_price.id of the price version",
+      "basis": "Evidence basis; always derived: list_price"},
+     inherits=("accelerator_hour_price", "cloud_price"), weakest=(Evidence.list_price,))(
+"""
+SELECT price_id, 'azure' AS provider, 'azure_prices' AS price_source,
+       arm_sku_name AS instance_type, arm_region_name AS region, NULL::VARCHAR AS zone, offer,
+       accelerator_id, accelerators, hourly_price, price_per_accelerator_hour, valid_from,
+       valid_to, source_snapshot_id, basis, weakest_input
+FROM accelerator_hour_price
+WHERE os = 'linux' AND price_type = 'Consumption'
+UNION ALL
+SELECT c.id, c.cloud, 'cloud_prices', c.instance_type, c.region, c.zone, c.offer,
+       c.accelerator_id, c.accelerators, c.hourly_price, c.hourly_price / c.accelerators,
+       c.valid_from, c.valid_to, c.source_snapshot_id,
+       """ + _lit(basis(Evidence.list_price)) + """, """ + LIST_PRICE + """
+FROM cloud_price c
+WHERE c.accelerator_match = 'mapped' AND c.hourly_price IS NOT NULL AND c.accelerators > 0
+""")
+
 view("cost_input",
      "The inputs of every cost figure: each Tokens/s result of a system with accelerators, "
      "with its premium over the same system's Offline throughput (Offline / this result, from "
@@ -508,14 +540,58 @@ WITH {first} p AS (
 SELECT r.id || ':list_price:' || {region} || ':' || {offer} || ':' || {os_}
            || coalesce(':' || p.reservation_term, '') AS id,
        {columns},
-       'list_price' AS price_basis, {region} AS region, {offer} AS offer, {os_} AS os,
-       p.reservation_term, p.sku, p.price_id, p.price_valid_from,
+       'list_price' AS price_basis, 'azure' AS provider, {region} AS region, {offer} AS offer,
+       {os_} AS os, p.reservation_term, p.sku, p.price_id, p.price_valid_from,
        p.rate AS rate_per_accelerator_hour,
        CASE WHEN p.rate IS NULL THEN 'no price' ELSE 'priced' END AS price_status,
        {result_cost("p.rate")} AS cost_per_million_tokens,
        {row_basis} AS basis,
        {LIST_PRICE} AS weakest_input
 FROM {inputs or "cost_input"} r {asked} {join} p ON p.accelerator_id = r.accelerator_id"""
+
+
+def provider_cost_sql(price_where: str, *, every: bool, inputs: str) -> str:
+    """Cost per million tokens of the rows ``inputs`` selects (``frontier.cost_input_sql``) on
+    each provider that rents their accelerator: per provider, its cheapest price
+    per accelerator-hour for the offer (any region) among the versions ``price_where`` selects
+    (over ``provider_price``); with ``every``, also the cheapest provider's and the median of
+    the providers' rates ('no price' with a NULL cost where no provider rents it). Bound
+    parameters, in order: the offer, ``price_where``'s, the providers (a list; empty: all),
+    then ``inputs``'."""
+    columns = (COST_RESULT_COLUMNS + ", r.evidence, "
+               + ", ".join(f"r.{c}" for c, _ in OBSERVED_COST_COLUMNS))
+    summary = """
+    UNION ALL SELECT accelerator_id, 'cheapest', min(rate), arg_min(sku, rate),
+           arg_min(region, rate), arg_min(price_id, rate), arg_min(price_valid_from, rate)
+    FROM p GROUP BY 1
+    UNION ALL SELECT accelerator_id, 'median', median(rate), NULL, NULL, NULL, NULL
+    FROM p GROUP BY 1""" if every else ""
+    return f"""
+WITH ask AS (SELECT ?::VARCHAR AS offer),
+p AS (
+    SELECT accelerator_id, provider, min(price_per_accelerator_hour) AS rate,
+           arg_min(instance_type, price_per_accelerator_hour) AS sku,
+           arg_min(region, price_per_accelerator_hour) AS region,
+           arg_min(price_id, price_per_accelerator_hour) AS price_id,
+           arg_min(valid_from, price_per_accelerator_hour) AS price_valid_from
+    FROM provider_price WHERE offer = (SELECT offer FROM ask) AND {price_where}
+    GROUP BY accelerator_id, provider),
+chosen AS (SELECT * FROM p WHERE len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], provider)
+           {summary}),
+priced AS (
+    SELECT r.*, c.provider, c.rate, c.sku, c.region, c.price_id, c.price_valid_from
+    FROM {inputs} r JOIN chosen c ON c.accelerator_id = r.accelerator_id
+    {"UNION ALL BY NAME SELECT r.*, 'cheapest' AS provider FROM " + inputs + " r WHERE "
+     "r.accelerator_id IS NULL OR r.accelerator_id NOT IN (SELECT accelerator_id FROM p)"
+     if every else ""})
+SELECT r.id || ':list_price:' || r.provider || ':' || (SELECT offer FROM ask) AS id,
+       {columns}, 'list_price' AS price_basis, r.provider, r.region,
+       (SELECT offer FROM ask) AS offer, 'linux' AS os, NULL::VARCHAR AS reservation_term,
+       r.sku, r.price_id, r.price_valid_from, r.rate AS rate_per_accelerator_hour,
+       CASE WHEN r.rate IS NULL THEN 'no price' ELSE 'priced' END AS price_status,
+       {result_cost("r.rate")} AS cost_per_million_tokens,
+       {evidence_basis("r", Evidence.list_price)} AS basis
+FROM priced r"""
 
 
 view("list_price_cost",
@@ -531,6 +607,8 @@ view("list_price_cost",
       "premium_vs_offline": "This cost / the same system's Offline cost (= Offline throughput "
                             "/ this throughput); NULL for Offline rows",
       "price_basis": "Always list_price here",
+      "provider": "Always azure here (the Azure API's prices; /v1/costs?provider= prices "
+                  "every provider)",
       "region": "Azure region of the price (arm_region_name)",
       "sku": "The VM size (arm_sku_name) whose price is the cheapest",
       "price_valid_from": "Since when that price version holds",
@@ -742,12 +820,12 @@ FROM c LEFT JOIN near n ON n.claim_id = c.id
 LEFT JOIN observation o ON o.id = n.obs_id
 """)
 
-LINEAGE_IDS = {"accelerator_hour_price": "price_id"}  # views whose row id is named otherwise
+LINEAGE_IDS = {"accelerator_hour_price": "price_id", "provider_price": "price_id"}  # ids named otherwise
 
 view("derived_lineage",
      "Every derived row with the basis it reports and the weakest evidence among its inputs; "
      "validation checks that the two agree.",
-     {"id": "id of the row in its view (accelerator_hour_price: price_id)"},
+     {"id": "id of the row in its view (accelerator_hour_price, provider_price: price_id)"},
      weakest=frozenset().union(*WEAKEST.values()))(
     "\nUNION ALL\n".join(  # every derived view registered above, by its row id
         f"SELECT '{name}' AS relation, {LINEAGE_IDS.get(name, 'id')} AS id, "

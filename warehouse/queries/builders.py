@@ -226,7 +226,9 @@ OBSERVED_KNOWN = {
 
 def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region: str,
                 offer: str, os: str, as_of: datetime | None,
-                price_status: list[str], evidence: list[str] | None = None) -> ListQuery:
+                price_status: list[str], evidence: list[str] | None = None,
+                providers: list[str] | None = None,
+                accelerator_rates: dict[str, float] | None = None) -> ListQuery:
     """Cost per million tokens for every Tokens/s result, on the requested price bases.
 
     cost = rate x total_accelerators / (tokens/s x 3600) x 1e6. On the ``list_price`` basis the
@@ -240,6 +242,12 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     ``third_party_measured`` (InferenceX's observations) and ``self_measured`` (imported runs):
     each observation as a system of its every GPU serving its output tokens/s, by the same
     formula (``derived.cost_input_sql``). Round, division and availability filter MLPerf's rows.
+
+    ``providers`` prices the list_price basis per provider instead (``provider_price``: the
+    Azure API and every cloud of the SkyPilot catalog), each provider's cheapest rate for the
+    offer in any region; ``all`` names every provider and adds the cheapest and the median
+    across them. ``accelerator_rates`` are assumed rates of one accelerator each, beside the
+    flat ``rates``.
     """
     kinds = evidence or [Evidence.measured.value]
     source, source_params = cost_input_sql(kinds)
@@ -249,11 +257,17 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     params: list[object] = []
     # The cost rows depend on the pricing parameters alone; the result filters apply outside,
     # so the same rows serve every filter (``keep``).
-    if "list_price" in bases:
-        valid, valid_params = "valid_to IS NULL", []
-        if as_of is not None:
-            valid = "valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
-            valid_params = [as_of, as_of]
+    valid, valid_params = "valid_to IS NULL", []
+    if as_of is not None:
+        valid = "valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
+        valid_params = [as_of, as_of]
+    if "list_price" in bases and providers:
+        named = [p for p in providers if p != "all"]
+        every = len(named) < len(providers)
+        parts.append(derived.provider_cost_sql(valid, every=every, inputs=source))
+        params += [offer, *valid_params, [] if every else named, [] if every else named,
+                   *source_params, *(source_params if every else [])]
+    elif "list_price" in bases:
         ask = "SELECT lower(?::VARCHAR) AS region, ?::VARCHAR AS offer, ?::VARCHAR AS os"
         parts.append(derived.list_price_cost_sql(valid, ask=ask, inputs=source))
         params += [region, offer, os, *valid_params, *source_params]
@@ -270,11 +284,26 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
                    {derived.evidence_basis("r", Evidence.assumption)} AS basis
             FROM {source} r CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS rate) a""")
         params += [*source_params, sorted(set(rates))]
+    if "assumed" in bases and accelerator_rates:
+        parts.append(f"""
+            SELECT r.id || ':assumed:' || a.accelerator_id || ':' || CAST(a.rate AS VARCHAR)
+                       AS id, {select}, 'assumed' AS price_basis,
+                   a.rate AS rate_per_accelerator_hour, 'assumed' AS price_status,
+                   {derived.result_cost("a.rate")} AS cost_per_million_tokens,
+                   {derived.evidence_basis("r", Evidence.assumption)} AS basis
+            FROM {source} r JOIN (SELECT unnest(?::VARCHAR[]) AS accelerator_id,
+                                         unnest(?::DOUBLE[]) AS rate) a
+                 ON a.accelerator_id = r.accelerator_id""")
+        params += [*source_params, list(accelerator_rates), list(accelerator_rates.values())]
     if not parts:
         raise QueryError("basis must be list_price and/or assumed", param="basis")
     sql = " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts)
     q = _of_evidence(f.query("costs", CostPublic), kinds)
     q.subquery, q.keep = (sql, params), True
+    asked = tuple(p for p in providers or () if p != "all")
+    if asked:
+        q.known.append(Known("provider", asked,
+                             "SELECT DISTINCT provider FROM provider_price ORDER BY 1"))
     q.equals["price_status"] = price_status
     return q
 

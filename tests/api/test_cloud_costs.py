@@ -1,0 +1,90 @@
+"""/v1/costs on every provider's list prices (#45): per provider, cheapest and median, from the
+carried SkyPilot catalog samples and the recorded Azure API items; per-accelerator assumed
+rates. Expected rates are read off the samples' CSV lines by hand."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from tests.conftest import make_settings
+from tests.helpers import copy_data_dir
+
+EVERYTHING = {"division": "all", "availability": "all", "limit": 1000}
+
+
+@pytest.fixture(scope="module")
+def client(all_sources_warehouse, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cloud_costs")
+    copy_data_dir(all_sources_warehouse / "var", tmp / "var")
+    c = TestClient(create_app(make_settings(tmp, all_sources_warehouse / "sources.toml")))
+    yield c
+    c.app.state.reader.close()
+    c.close()
+
+
+def cost(rate: float, result: dict) -> float:
+    """rate x accelerators / (tokens/s x 3600) x 1e6, from the result's own figures."""
+    return rate * result["total_accelerators"] / (result["result"] * 3600) * 1e6
+
+
+def test_each_provider_the_cheapest_and_the_median(client):
+    rows = client.get("/v1/costs", params={
+        **EVERYTHING, "basis": "list_price", "provider": "all", "accelerator": "nvidia-h200",
+        "scenario": "Offline"}).json()["rows"]
+    assert rows
+    result = client.get(f"/v1/results/{rows[0]['result_id']}").json()["row"]
+    by = {r["provider"]: r for r in rows if r["result_id"] == result["id"]}
+    # vast: 8x-H200 at 17.88/h (France) = 2.235 per GPU-hour, under 5.18/2 and 2.65/1;
+    # azure (its API): ND96isr H200 v5 at 84.80/h in eastus2 = 10.60; median of the two
+    assert set(by) == {"vast", "azure", "cheapest", "median"}
+    assert (by["vast"]["rate_per_accelerator_hour"], by["vast"]["region"], by["vast"]["sku"]) \
+        == (pytest.approx(2.235), "France, FR, EU", "8x-H200-32-65536")
+    assert by["azure"]["rate_per_accelerator_hour"] == pytest.approx(10.6)
+    assert by["cheapest"]["sku"] == "8x-H200-32-65536"
+    assert by["median"]["rate_per_accelerator_hour"] == pytest.approx((2.235 + 10.6) / 2)
+    for r in by.values():
+        assert r["cost_per_million_tokens"] == pytest.approx(
+            cost(r["rate_per_accelerator_hour"], result))
+        assert r["price_basis"] == "list_price" and r["basis"] == "derived: measured + list_price"
+
+
+def test_spot_and_one_named_provider(client):
+    rows = client.get("/v1/costs", params={
+        **EVERYTHING, "basis": "list_price", "provider": "gcp", "offer": "spot"}).json()
+    assert rows["total"] == 0  # no result on a TPU in the round; gcp's rows are TPUs only
+    b200 = client.get("/v1/costs", params={
+        **EVERYTHING, "basis": "list_price", "provider": "vast",
+        "accelerator": "nvidia-b200-sxm-180gb"}).json()["rows"]
+    # vast's B200: 18.82/h for 4 and 9.41/h for 2, both 4.705 per GPU-hour
+    assert b200 and {(r["provider"], round(r["rate_per_accelerator_hour"], 6)) for r in b200} \
+        == {("vast", 4.705)}
+
+
+def test_an_unknown_provider_is_explained(client):
+    body = client.get("/v1/costs", params={"basis": "list_price", "provider": "nosuch"}).json()
+    assert body["total"] == 0 and "no provider 'nosuch' in this snapshot" in body["hint"]
+
+
+def test_assumed_rates_per_accelerator_beside_a_flat_rate(client):
+    rows = client.get("/v1/costs", params={
+        **EVERYTHING, "basis": "assumed", "model": "llama2-70b", "scenario": "Offline",
+        "rate": "nvidia-b200-sxm-180gb:6,amd-mi355x:4,10"}).json()["rows"]
+    b200 = [r for r in rows if r["accelerator_id"] == "nvidia-b200-sxm-180gb"]
+    mi355x = [r for r in rows if r["accelerator_id"] == "amd-mi355x"]
+    others = [r for r in rows if r["accelerator_id"] not in
+              ("nvidia-b200-sxm-180gb", "amd-mi355x")]
+    assert {r["rate_per_accelerator_hour"] for r in b200} == {6.0, 10.0}
+    assert {r["rate_per_accelerator_hour"] for r in mi355x} == {4.0, 10.0}
+    assert others and {r["rate_per_accelerator_hour"] for r in others} == {10.0}
+    one = next(r for r in mi355x if r["rate_per_accelerator_hour"] == 4.0)
+    result = client.get(f"/v1/results/{one['result_id']}").json()["row"]
+    assert one["cost_per_million_tokens"] == pytest.approx(cost(4.0, result))
+    assert one["basis"] == "derived: measured + assumption"
+
+
+@pytest.mark.parametrize("rate", ["nvidia-b200-sxm-180gb:x", ":5", "0", "b200:-1"])
+def test_a_bad_rate_is_a_422_naming_it(client, rate):
+    r = client.get("/v1/costs", params={"rate": rate, "basis": "assumed"})
+    assert r.status_code == 422 and repr(rate) in r.json()["error"]["message"]
