@@ -146,7 +146,8 @@ def _refresh_waiting(source, accept_shrink: bool, accept_growth: bool, event,
 
 @app.command(name="backfill-prices")
 def backfill_prices(
-    cloud: Annotated[str, typer.Argument(help="A cloud of [cloud_prices] (aws, gcp, vast...).")],
+    cloud: Annotated[str, typer.Argument(help="A cloud of cloud_prices.clouds in the sources "
+                                         "file (aws, gcp, vast...).")],
     since: Annotated[datetime, typer.Option(help="Window start (UTC), e.g. 2026-11-01.")],
     until: Annotated[datetime, typer.Option(help="Window end (UTC), e.g. 2026-12-01.")],
     max_commits: Annotated[int, typer.Option(help="Refuse a window with more commits than "

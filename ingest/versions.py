@@ -19,14 +19,17 @@ _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
 def version(con: duckdb.DuckDBPyConnection, table: str, work: str, *, same: tuple[str, ...],
-            observed: datetime, scope: str = "TRUE",
-            scope_params: dict | None = None) -> tuple[dict[str, int], int]:
+            observed: datetime, scope: str = "TRUE", scope_params: dict | None = None,
+            ordinal_ids: bool = False) -> tuple[dict[str, int], int]:
     """Version ``table`` from ``work`` (then dropped): (changes by kind, versions delisted).
 
     ``same`` names the columns whose values make two versions equal (compared NULL-safely).
     ``scope`` (SQL over ``table``'s columns, parameters in ``scope_params``) limits which open
     versions a missing key closes: the part of the table this work table covers. ``table``,
-    ``work`` and the column names are this code's own, never user input."""
+    ``work`` and the column names are this code's own, never user input. A version's id is
+    the row's content id with its start (epoch microseconds), or with ``ordinal_ids`` with how
+    many versions its key had before (a start that is only the time observed would make the
+    same data give other ids on every fresh warehouse)."""
     if not all(_IDENT.match(x) for x in (table, work, *same)):
         raise ValueError(f"not an identifier of this code's: {(table, work, same)}")
     params = {"observed": observed, **(scope_params or {})}
@@ -42,14 +45,15 @@ def version(con: duckdb.DuckDBPyConnection, table: str, work: str, *, same: tupl
                CASE WHEN c.id IS NULL THEN 'new'
                     WHEN ({current}) IS NOT DISTINCT FROM ({read}) THEN 'same'
                     ELSE 'changed' END AS change,
+               coalesce(p.versions, 0) AS versions,
                CASE WHEN c.id IS NULL THEN greatest(n.valid_from, coalesce(p.last_end, n.valid_from))
                     WHEN n.valid_from > c.valid_from THEN n.valid_from
                     ELSE $observed END AS valid_from
         FROM (SELECT ord, price_key, valid_from, {cols} FROM {work}
               QUALIFY row_number() OVER (PARTITION BY price_key ORDER BY ord) = 1) n
         LEFT JOIN {table} c ON c.price_key = n.price_key AND c.valid_to IS NULL
-        LEFT JOIN (SELECT price_key, max(valid_to) AS last_end FROM {table}
-                   WHERE valid_to IS NOT NULL GROUP BY price_key) p ON p.price_key = n.price_key
+        LEFT JOIN (SELECT price_key, max(valid_to) AS last_end, count(*) AS versions
+                   FROM {table} GROUP BY price_key) p ON p.price_key = n.price_key
     """, {"observed": observed})  # noqa: S608 - identifiers checked above, values bound
     counts = dict(con.execute("SELECT change, count(*) FROM _diff GROUP BY 1").fetchall())
     # An UPDATE answers with the number of rows it changed.
@@ -62,11 +66,11 @@ def version(con: duckdb.DuckDBPyConnection, table: str, work: str, *, same: tupl
     con.execute(f"UPDATE {table} SET last_seen_at = $observed WHERE id IN "  # noqa: S608
                 "(SELECT open_id FROM _diff WHERE change = 'same')",
                 {"observed": observed})
-    # Version id: the row's content id and the version's start (epoch microseconds).
+    stamp = "d.versions" if ordinal_ids else "epoch_us(d.valid_from)"
     con.execute(f"""
         INSERT INTO {table} BY NAME
         SELECT n.* EXCLUDE (ord) REPLACE (
-                   left(sha256(n.id || chr(31) || epoch_us(d.valid_from)::VARCHAR), 16) AS id,
+                   left(sha256(n.id || chr(31) || {stamp}::VARCHAR), 16) AS id,
                    d.valid_from AS valid_from)
         FROM {work} n JOIN _diff d USING (ord)
         WHERE d.change IN ('new', 'changed')

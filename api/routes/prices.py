@@ -18,7 +18,11 @@ router = APIRouter(prefix="/v1", tags=["prices"])
 
 
 class PriceParams(PageParams):
-    sku: list[str] | None = Field(None, description="VM size, e.g. Standard_ND96isr_H100_v5.")
+    provider: list[str] | None = Field(None, description=(
+        "azure (its own API) or a cloud of the SkyPilot catalog (aws, gcp, lambda, runpod, "
+        "vast...); default every provider."))
+    sku: list[str] | None = Field(None, description="VM size or instance type, e.g. "
+                                  "Standard_ND96isr_H100_v5, 8x-H200-32-65536.")
     accelerator: list[str] | None = Field(None, description=(
         "Accelerator id (nvidia-h100-sxm), a spelling or a short name (H200); an ambiguous "
         "short name is a 422 listing the ids."))
@@ -30,12 +34,14 @@ class PriceParams(PageParams):
     as_of: str | None = Field(None, description=PRICES_AS_OF)
 
 
-@router.get("/prices", summary="Azure GPU VM list prices, with price per accelerator-hour",
+@router.get("/prices", summary="GPU VM list prices of every provider, with price per "
+            "accelerator-hour",
             response_model=ListPage[PriceCatalogPublic])
 def list_prices(request: Request, q: Annotated[PriceParams, Query()]) -> Response:
     """Each price version valid at ``as_of`` (evidence: list_price), with its source page."""
     return render_list(request, queries.prices_query(
-        sku=listed(q.sku), accelerator=listed(q.accelerator), region=listed(q.region),
+        provider=[p.strip().lower() for p in listed(q.provider)], sku=listed(q.sku),
+        accelerator=listed(q.accelerator), region=listed(q.region),
         price_type=choice("type", q.type), offer=choice("offer", q.offer), os=choice("os", q.os),
         as_of=parse_as_of(q.as_of)), q)
 

@@ -165,7 +165,7 @@ def load_cloud(ctx: LoadContext, cfg: CloudPricesConfig, cloud: str, commit: str
         "c.valid_to IS NULL")
     counts, gone = version(con, "cloud_price", "_cloud_read", observed=observed,
                            same=("published_price", "refused"), scope="cloud = $cloud",
-                           scope_params={"cloud": cloud})
+                           scope_params={"cloud": cloud}, ordinal_ids=True)
     added = counts.get("new", 0) + counts.get("changed", 0)
     detail.update(status=SourceStatus.updated if added or gone else SourceStatus.unchanged,
                   rows=len(rows), new_versions=added, closed_versions=counts.get("changed", 0),

@@ -126,7 +126,8 @@ def parse(body: bytes, *, cloud: str, commit: str, rules: Rules, snapshot_id: st
                 cloud, r["InstanceType"], name, r["Region"], r.get("AvailabilityZone"), offer))
                 .encode()).hexdigest()[:16]
             yield {
-                "id": hashlib.sha256(f"{key}\x1f{price}\x1f{refused}".encode()).hexdigest()[:16],
+                "id": hashlib.sha256(f"{key}\x1f{price}\x1f{refused}\x1f{commit}".encode())
+                .hexdigest()[:16],
                 "price_key": key, "cloud": cloud, "instance_type": r["InstanceType"],
                 "accelerator_name": name, "catalog_count": r["AcceleratorCount"],
                 "accelerator_id": m.accelerator_id, "accelerators": m.count,

@@ -88,3 +88,25 @@ def test_assumed_rates_per_accelerator_beside_a_flat_rate(client):
 def test_a_bad_rate_is_a_422_naming_it(client, rate):
     r = client.get("/v1/costs", params={"rate": rate, "basis": "assumed"})
     assert r.status_code == 422 and repr(rate) in r.json()["error"]["message"]
+
+
+def test_prices_cover_every_provider_with_the_same_filters(client):
+    h200 = client.get("/v1/prices", params={"accelerator": "nvidia-h200", "offer": "on_demand",
+                                            "limit": 100}).json()["rows"]
+    by = {(r["provider"], r["arm_sku_name"], r["arm_region_name"]): r for r in h200}
+    # the Azure API's ND96isr H200 v5 and vast's three H200 offers of the sample
+    assert set(by) == {("azure", "Standard_ND96isr_H200_v5", "eastus2"),
+                       ("vast", "1x-H200-32-65536", "France, FR, EU"),
+                       ("vast", "2x-H200-32-65536", "Michigan, US, NA"),
+                       ("vast", "8x-H200-32-65536", "France, FR, EU")}
+    vast8 = by[("vast", "8x-H200-32-65536", "France, FR, EU")]
+    assert (vast8["price_per_accelerator_hour"], vast8["price_source"], vast8["meter_id"],
+            vast8["evidence"]) == (pytest.approx(17.88 / 8), "cloud_prices", None, "list_price")
+    assert vast8["source_snapshot_url"].endswith(
+        "/01b8cdda287814b30ff0acb49746cca19fbd4355/catalogs/v8/vast/vms.csv")
+    gcp = client.get("/v1/prices", params={"provider": "gcp", "region": "us-central1",
+                                           "limit": 100}).json()["rows"]
+    assert gcp and {r["provider"] for r in gcp} == {"gcp"}
+    assert {r["zone"] for r in gcp} == {"us-central1-a", "us-central1-b"}
+    body = client.get("/v1/prices", params={"provider": "nosuch"}).json()
+    assert body["total"] == 0 and "no provider 'nosuch'" in body["hint"]

@@ -23,6 +23,7 @@ from warehouse.figures.calculators import cost_per_million_sql
 from warehouse.model.vocabulary import (
     ASSUMED_RATES,
     CLAIM_LABELS,
+    HOURLY_UNITS,
     INFERENCEX_ATTRIBUTION,
     LATENCY_SCENARIOS,
     LATENCY_UNITS,
@@ -387,18 +388,62 @@ JOIN round_rule b ON b.round = r.round AND b.model_family = r.model_family
 WHERE NOT r.is_power AND r.units = """ + TOKENS + """
 """)
 
+# price_catalog holds two sources under Azure's column names, so each column says what it
+# holds for each (the Azure API's meaning, then the SkyPilot catalog rows' value).
+_CATALOG_AS = {
+    "id": "cloud_price.id", "price_key": "cloud_price.price_key",
+    "arm_sku_name": "the instance type", "arm_region_name": "the region as the catalog writes it",
+    "price_type": "Consumption", "tier_minimum_units": "0", "currency": "USD",
+    "retail_price": "the published price (GCP host + GPU: their sum)",
+    "unit_price": "the published price", "unit_of_measure": HOURLY_UNITS[0],
+    "hourly_price": "the price per hour, NULL when refused as a sentinel", "os": "linux",
+    "offer": "on_demand or spot", "effective_start": "when first observed",
+    "valid_from": "when first observed (a backfill: the commit's date)",
+    "valid_to": "when replaced (NULL: current)", "first_seen_at": "the first fetch that saw it",
+    "last_seen_at": "the latest fetch that saw it", "listed": "false once gone from the file",
+    "source_snapshot_id": "the CSV it was read from"}
+
+
+def _price_catalog_columns() -> dict[str, str]:
+    from warehouse.model.schema import AzurePriceBase
+
+    return {name: f"{field.description} SkyPilot catalog rows: "
+                  f"{_CATALOG_AS.get(name, 'NULL')}."
+            for name, field in AzurePriceBase.model_fields.items()
+            if field.description and name != "evidence"}  # list_price in both: passed through
+
+
 view("price_catalog",
-     "Every Azure price version with the accelerator its VM size rents (NULL when unmapped) and "
-     "the price per accelerator-hour.",
-     {"price_per_accelerator_hour": "hourly_price / accelerators per VM (NULL when unmapped)",
-      "accelerator_id": "Accelerator the VM size rents (accelerator_alias of kind azure_sku); "
-                        "NULL when unmapped"},
+     "Every price version of every provider with the accelerator it rents (NULL when unmapped) "
+     "and the price per accelerator-hour: Azure's own API (azure_price, every column) and each "
+     "cloud of the SkyPilot catalog (cloud_price, under Azure's column names: instance type as "
+     "arm_sku_name, region as arm_region_name; Azure-only columns NULL).",
+     {**_price_catalog_columns(),
+      "price_per_accelerator_hour": "hourly_price / accelerators per VM (NULL when unmapped)",
+      "accelerator_id": "Accelerator the VM size rents (azure: accelerator_alias of kind "
+                        "azure_sku; the catalog: data/cloud_accelerators.yaml); NULL when "
+                        "unmapped",
+      "provider": "azure for the Azure API's prices, else the catalog's cloud name",
+      "price_source": "azure_prices (the Azure Retail Prices API) or cloud_prices (the "
+                      "SkyPilot catalog)",
+      "zone": "Availability zone, where the catalog gives one"},
      inherits=("azure_price",))(
 """
-SELECT p.*, a.accelerator_id, a.count AS accelerators,
+SELECT p.*, 'azure' AS provider, 'azure_prices' AS price_source, NULL::VARCHAR AS zone,
+       a.accelerator_id, a.count AS accelerators,
        p.hourly_price / a.count AS price_per_accelerator_hour
 FROM azure_price p
 LEFT JOIN accelerator_alias a ON a.kind = 'azure_sku' AND a.alias = p.arm_sku_name
+UNION ALL BY NAME
+SELECT c.id, c.price_key, c.instance_type AS arm_sku_name, c.region AS arm_region_name,
+       'Consumption' AS price_type, 0.0 AS tier_minimum_units, 'USD' AS currency,
+       c.published_price AS retail_price, c.published_price AS unit_price,
+       """ + _lit(HOURLY_UNITS[0]) + """ AS unit_of_measure, c.hourly_price, 'linux' AS os, c.offer,
+       c.valid_from AS effective_start, c.valid_from, c.valid_to, c.first_seen_at,
+       c.last_seen_at, c.listed, c.evidence, c.source_snapshot_id, c.cloud AS provider,
+       'cloud_prices' AS price_source, c.zone, c.accelerator_id, c.accelerators,
+       c.hourly_price / c.accelerators AS price_per_accelerator_hour
+FROM cloud_price c
 """)
 
 view("accelerator_hour_price",
@@ -414,7 +459,7 @@ SELECT id AS price_id, arm_sku_name, arm_region_name, price_type, offer, os,
        source_snapshot_id, """ + _lit(basis(Evidence.list_price)) + """ AS basis,
        """ + LIST_PRICE + """ AS weakest_input
 FROM price_catalog
-WHERE accelerators > 0 AND hourly_price IS NOT NULL
+WHERE accelerators > 0 AND hourly_price IS NOT NULL AND price_source = 'azure_prices'
 """)
 
 view("provider_price",
@@ -431,6 +476,13 @@ view("provider_price",
       "offer": f"Offer: {OFFERS_SAID}",
       "price_per_accelerator_hour": "hourly_price / accelerators per instance",
       "price_id": "azure_price.id or cloud_price.id of the price version",
+      "hourly_price": "USD per instance-hour (Azure's hourly price, or the catalog's)",
+      "accelerators": "Accelerators one instance rents (Azure: accelerator_alias; the catalog: "
+                      "data/cloud_accelerators.yaml or its own count)",
+      "accelerator_id": "Accelerator the instance rents",
+      "valid_from": "Since when this price version holds",
+      "valid_to": "When a newer version replaced it (NULL: current)",
+      "source_snapshot_id": "source_snapshot.id of the page or CSV the price was read from",
       "basis": "Evidence basis; always derived: list_price"},
      inherits=("accelerator_hour_price", "cloud_price"), weakest=(Evidence.list_price,))(
 """

@@ -85,8 +85,17 @@ class HardwareCatalogPublic(HardwareSpecBase, SourceLink):
 
 
 class PriceCatalogPublic(AzurePriceBase, SourceLink):
-    """An Azure price version with the accelerator its VM size rents."""
+    """A price version of any provider (the Azure API's, or a SkyPilot catalog cloud's) with
+    the accelerator its VM size rents."""
 
+    provider: str = Field(description="azure for the Azure API's prices, else the SkyPilot "
+                          "catalog's cloud name (aws, gcp, lambda, runpod, vast...).")
+    price_source: str = Field(description="azure_prices (the Azure API) or cloud_prices (the "
+                              "SkyPilot catalog).")
+    zone: str | None = Field(None, description="Availability zone, where the catalog gives one.")
+    # Azure-only identifiers: NULL on the catalog's rows (a narrower type than the table's)
+    meter_id: str | None = Field(None, description="Azure meterId (NULL for catalog prices).")  # type: ignore[assignment]
+    sku_id: str | None = Field(None, description="Azure skuId (NULL for catalog prices).")  # type: ignore[assignment]
     accelerator_id: str | None = Field(None, description="Accelerator the VM size rents (NULL "
                                        "when unmapped).")
     accelerators: int | None = Field(None, description="Accelerators per VM.")

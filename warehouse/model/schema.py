@@ -387,7 +387,7 @@ class AzurePrice(AzurePriceBase, table=True):
 
 
 class CloudPriceBase(SQLModel):
-    id: str = F("Version id: hash of the price key and the version's start.", primary_key=True)
+    id: str = F("Version id: hash of the row's content (price key, price, commit) and how many versions its key had before.", primary_key=True)
     price_key: str = F("Hash of (cloud, instance type, accelerator name, region, zone, offer): one price across versions.")
     cloud: str = F("Provider as the SkyPilot catalog names it (aws, azure, gcp, lambda, runpod, vast...).")
     instance_type: str = F("Instance type; for a GCP GPU billed apart from its host, the host type it was summed with.")

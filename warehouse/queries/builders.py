@@ -274,7 +274,7 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     if "assumed" in bases:
         parts.append(f"""
             SELECT r.id || ':assumed:' || CAST(a.rate AS VARCHAR) AS id, {select},
-                   'assumed' AS price_basis, NULL::VARCHAR AS region,
+                   'assumed' AS price_basis, NULL::VARCHAR AS provider, NULL::VARCHAR AS region,
                    NULL::VARCHAR AS offer, NULL::VARCHAR AS os,
                    NULL::VARCHAR AS reservation_term, NULL::VARCHAR AS sku,
                    NULL::VARCHAR AS price_id,
@@ -385,12 +385,20 @@ def _valid_at(moment: datetime | None) -> tuple[str, list]:
 
 def prices_query(*, sku: list[str], accelerator: list[str], region: list[str],
                  price_type: list[str], offer: list[str], os: list[str],
-                 as_of: datetime | None) -> ListQuery:
-    """Each price version valid at ``as_of``, with the accelerator its VM size rents."""
+                 as_of: datetime | None, provider: list[str] | None = None) -> ListQuery:
+    """Each price version valid at ``as_of`` of every provider (or those named), with the
+    accelerator its VM size rents."""
+    named = provider or []
     q = ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
-        "arm_sku_name": sku, "arm_region_name": region,
+        "provider": named, "arm_sku_name": sku, "arm_region_name": region,
         "price_type": price_type, "offer": offer, "os": os},
-        casefold=("arm_sku_name", "arm_region_name"), sources=("azure_prices",))
+        casefold=("arm_sku_name", "arm_region_name"),
+        sources=(("azure_prices",) if named == ["azure"] else ("cloud_prices",)
+                 if named and "azure" not in named else ("azure_prices", "cloud_prices")),
+        any_source=True)
+    if named:
+        q.known.append(Known("provider", tuple(named),
+                             "SELECT DISTINCT provider FROM price_catalog ORDER BY 1"))
     q.where.append(_valid_at(as_of))
     if accelerator:
         q.any_of.append(AnyOf((("accelerator_id", False, Accelerators(tuple(accelerator))),)))
@@ -410,7 +418,7 @@ def price_history_query(*, sku: str, region: list[str], offer: list[str],
     return ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
         "arm_sku_name": [sku], "arm_region_name": region, "offer": offer, "os": os},
         sort=["price_key", "valid_from"], casefold=("arm_sku_name", "arm_region_name"),
-        sources=("azure_prices",),
+        sources=("azure_prices", "cloud_prices"), any_source=True,
         known=[Known("sku", (sku,), "SELECT DISTINCT arm_sku_name FROM price_catalog "
                      "ORDER BY 1")])
 
