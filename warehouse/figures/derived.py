@@ -613,21 +613,18 @@ def provider_cost_sql(price_where: str, *, every: bool, inputs: str) -> str:
     columns = (COST_RESULT_COLUMNS + ", r.evidence, "
                + ", ".join(f"r.{c}" for c, _ in OBSERVED_COST_COLUMNS))
     summary = """
-    UNION ALL SELECT accelerator_id, 'cheapest', min(rate), arg_min(sku, rate),
-           arg_min(region, rate), arg_min(price_id, rate), arg_min(price_valid_from, rate)
-    FROM p GROUP BY 1
+    UNION ALL (SELECT accelerator_id, 'cheapest', rate, sku, region, price_id, price_valid_from
+    FROM p QUALIFY row_number() OVER (PARTITION BY accelerator_id ORDER BY rate, provider) = 1)
     UNION ALL SELECT accelerator_id, 'median', median(rate), NULL, NULL, NULL, NULL
     FROM p GROUP BY 1""" if every else ""
     return f"""
 WITH ask AS (SELECT ?::VARCHAR AS offer),
-p AS (
-    SELECT accelerator_id, provider, min(price_per_accelerator_hour) AS rate,
-           arg_min(instance_type, price_per_accelerator_hour) AS sku,
-           arg_min(region, price_per_accelerator_hour) AS region,
-           arg_min(price_id, price_per_accelerator_hour) AS price_id,
-           arg_min(valid_from, price_per_accelerator_hour) AS price_valid_from
+p AS (  -- each provider's cheapest price version (ties: by instance type, region, id)
+    SELECT accelerator_id, provider, price_per_accelerator_hour AS rate, instance_type AS sku,
+           region, price_id, valid_from AS price_valid_from
     FROM provider_price WHERE offer = (SELECT offer FROM ask) AND {price_where}
-    GROUP BY accelerator_id, provider),
+    QUALIFY row_number() OVER (PARTITION BY accelerator_id, provider ORDER BY
+                               price_per_accelerator_hour, instance_type, region, price_id) = 1),
 chosen AS (SELECT * FROM p WHERE len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], provider)
            {summary}),
 priced AS (
