@@ -28,16 +28,17 @@ def coverage(con: duckdb.DuckDBPyConnection) -> dict:
     out: dict = {}
     for cloud, n, mapped, unmapped, ambiguous in con.execute("""
             SELECT cloud, count(*), count(*) FILTER (WHERE accelerator_match = ?),
-                   list(DISTINCT instance_type || ' (' || accelerator_name || ')' ORDER BY 1)
-                       FILTER (WHERE accelerator_match = ?),
-                   list(DISTINCT instance_type || ' (' || accelerator_name || ': '
-                        || accelerator_candidates || ')' ORDER BY 1)
+                   list(DISTINCT said ORDER BY said) FILTER (WHERE accelerator_match = ?),
+                   list(DISTINCT said || ': ' || accelerator_candidates
+                        ORDER BY said || ': ' || accelerator_candidates)
                        FILTER (WHERE accelerator_match = ?)
-            FROM cloud_price WHERE valid_to IS NULL AND accelerator_match <> ?
+            FROM (SELECT *, instance_type || ' (' || accelerator_name AS said FROM cloud_price)
+            WHERE valid_to IS NULL AND accelerator_match <> ?
             GROUP BY cloud ORDER BY cloud""", [CloudMatch.mapped, CloudMatch.unmapped,
                                                 CloudMatch.ambiguous, CloudMatch.none]).fetchall():
         out[cloud] = {"rows_with_accelerator": n, "rows_mapped": mapped,
-                      "unmapped": unmapped or [], "ambiguous": ambiguous or []}
+                      "unmapped": [f"{u})" for u in unmapped or []],
+                      "ambiguous": [f"{a})" for a in ambiguous or []]}
     return {"cloud_accelerators_by_cloud": out, **azure_crosscheck(con)} if out else {}
 
 

@@ -110,3 +110,29 @@ def test_prices_cover_every_provider_with_the_same_filters(client):
     assert {r["zone"] for r in gcp} == {"us-central1-a", "us-central1-b"}
     body = client.get("/v1/prices", params={"provider": "nosuch"}).json()
     assert body["total"] == 0 and "no provider 'nosuch'" in body["hint"]
+
+
+def test_the_frontier_prices_each_point_on_the_cheapest_provider(client):
+    rows = client.get("/v1/frontier", params={"model": "deepseek-r1", "isl": 1024, "osl": 1024,
+                                              "provider": "cheapest", "limit": 1000}).json()["rows"]
+    # cheapest per GPU-hour in the snapshot: vast's H200 17.88/8, its H100 SXM 1.87/1 (under
+    # 16.00/8 and Azure's 98.32/8); Azure's API alone rents the MI300X (88.00/8)
+    expected = {"nvidia-h200": (17.88 / 8, "vast: 8x-H200-32-65536"),
+                "nvidia-h100-sxm": (1.87, "vast: 1x-H100_SXM-32-65536"),
+                "amd-mi300x": (11.0, "azure: Standard_ND96isr_MI300X_v5")}
+    seen = set()
+    for r in rows:
+        if r["accelerator_id"] not in expected or r["kind"] != "frontier":
+            continue
+        rate, sku = expected[r["accelerator_id"]]
+        assert (r["list_price_per_accelerator_hour"], r["list_price_sku"]) == \
+            (pytest.approx(rate), sku)
+        assert r["list_price_cost_per_million_tokens"] == pytest.approx(
+            rate / (r["output_tput_per_gpu"] * 3600) * 1e6)
+        seen.add(r["accelerator_id"])
+    assert seen == set(expected)
+    azure = client.get("/v1/frontier", params={"model": "deepseek-r1", "isl": 1024,
+                                               "osl": 1024, "limit": 1000}).json()["rows"]
+    # without a provider: Azure's eastus2 prices, as before (vast's offers play no part)
+    assert {r["list_price_sku"] for r in azure if r["accelerator_id"] == "nvidia-h200"} == \
+        {"Standard_ND96isr_H200_v5"}

@@ -532,6 +532,11 @@ class FrontierFilter(BaseModel):
     region: str = Field("eastus2", description="Azure region of the list-price cost.")
     offer: str = Field("on_demand", description="Azure offer of the list-price cost.")
     os: str = Field("linux", description="Azure OS of the list-price cost.")
+    provider: str | None = Field(None, description="Price the list-price cost on this provider "
+                                 "instead of one Azure region: azure, a SkyPilot catalog cloud "
+                                 "(aws, gcp, vast...) or cheapest (any provider, any region), "
+                                 "at its cheapest rate for the offer; list_price_sku then names "
+                                 "the provider.")
     include_dominated: bool = Field(False, description="Also return the dominated points "
                                     "(kind=dominated).")
     mlperf_division: list[str] | None = Field(None, description="MLPerf divisions overlaid: "
@@ -552,7 +557,8 @@ def frontier_query(f: FrontierFilter) -> ListQuery:
         [v.strip().lower() for v in f.spec_method or []], f.disagg, day("date", f.date),
         f.interactivity, f.rate, f.region, f.offer, f.os, f.include_dominated,
         f.mlperf_division or [],
-        Accelerators(tuple(f.mlperf_accelerator)) if f.mlperf_accelerator else []]
+        Accelerators(tuple(f.mlperf_accelerator)) if f.mlperf_accelerator else [],
+        f.provider.strip().lower() if f.provider else None]
     q = ListQuery(relation="frontier", public=FrontierPointPublic,
                   subquery=(frontier_sql(), params),
                   sort=["series", "kind", "interactivity"], sources=("inferencex",))
