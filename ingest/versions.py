@@ -28,8 +28,7 @@ def version(con: duckdb.DuckDBPyConnection, table: str, work: str, *, same: tupl
     versions a missing key closes: the part of the table this work table covers. ``table``,
     ``work`` and the column names are this code's own, never user input. A version's id is
     the row's content id with its start (epoch microseconds), or with ``ordinal_ids`` with how
-    many versions its key had before (a start that is only the time observed would make the
-    same data give other ids on every fresh warehouse)."""
+    many versions its key had before (a start that is the time observed differs per run)."""
     if not all(_IDENT.match(x) for x in (table, work, *same)):
         raise ValueError(f"not an identifier of this code's: {(table, work, same)}")
     params = {"observed": observed, **(scope_params or {})}

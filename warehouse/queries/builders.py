@@ -257,23 +257,15 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     params: list[object] = []
     # The cost rows depend on the pricing parameters alone; the result filters apply outside,
     # so the same rows serve every filter (``keep``).
-    valid, valid_params = "valid_to IS NULL", []
-    if as_of is not None:
-        valid = "valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
-        valid_params = [as_of, as_of]
-    if "list_price" in bases and providers:
-        named = [p for p in providers if p != "all"]
-        every = len(named) < len(providers)
-        parts.append(derived.provider_cost_sql(valid, every=every, inputs=source))
-        params += [offer, *valid_params, [] if every else named, [] if every else named,
-                   *source_params, *(source_params if every else [])]
-    elif "list_price" in bases:
-        ask = "SELECT lower(?::VARCHAR) AS region, ?::VARCHAR AS offer, ?::VARCHAR AS os"
-        parts.append(derived.list_price_cost_sql(valid, ask=ask, inputs=source))
-        params += [region, offer, os, *valid_params, *source_params]
-    if "assumed" in bases:
+    if "list_price" in bases:
+        sql, more = _list_price_part(source, source_params, providers or [], region=region,
+                                     offer=offer, os=os, as_of=as_of)
+        parts.append(sql)
+        params += more
+    if "assumed" in bases:  # flat rates for every accelerator, and one accelerator's
         parts.append(f"""
-            SELECT r.id || ':assumed:' || CAST(a.rate AS VARCHAR) AS id, {select},
+            SELECT r.id || ':assumed:' || coalesce(a.only || ':', '')
+                       || CAST(a.rate AS VARCHAR) AS id, {select},
                    'assumed' AS price_basis, NULL::VARCHAR AS provider, NULL::VARCHAR AS region,
                    NULL::VARCHAR AS offer, NULL::VARCHAR AS os,
                    NULL::VARCHAR AS reservation_term, NULL::VARCHAR AS sku,
@@ -282,19 +274,12 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
                    a.rate AS rate_per_accelerator_hour, 'assumed' AS price_status,
                    {derived.result_cost("a.rate")} AS cost_per_million_tokens,
                    {derived.evidence_basis("r", Evidence.assumption)} AS basis
-            FROM {source} r CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS rate) a""")
-        params += [*source_params, sorted(set(rates))]
-    if "assumed" in bases and accelerator_rates:
-        parts.append(f"""
-            SELECT r.id || ':assumed:' || a.accelerator_id || ':' || CAST(a.rate AS VARCHAR)
-                       AS id, {select}, 'assumed' AS price_basis,
-                   a.rate AS rate_per_accelerator_hour, 'assumed' AS price_status,
-                   {derived.result_cost("a.rate")} AS cost_per_million_tokens,
-                   {derived.evidence_basis("r", Evidence.assumption)} AS basis
-            FROM {source} r JOIN (SELECT unnest(?::VARCHAR[]) AS accelerator_id,
-                                         unnest(?::DOUBLE[]) AS rate) a
-                 ON a.accelerator_id = r.accelerator_id""")
-        params += [*source_params, list(accelerator_rates), list(accelerator_rates.values())]
+            FROM {source} r JOIN (
+                SELECT NULL::VARCHAR AS only, unnest(?::DOUBLE[]) AS rate
+                UNION ALL SELECT unnest(?::VARCHAR[]), unnest(?::DOUBLE[])) a
+              ON a.only IS NULL OR a.only = r.accelerator_id""")
+        per = accelerator_rates or {}
+        params += [*source_params, sorted(set(rates)), list(per), list(per.values())]
     if not parts:
         raise QueryError("basis must be list_price and/or assumed", param="basis")
     sql = " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts)
@@ -306,6 +291,26 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
                              "SELECT DISTINCT provider FROM provider_price ORDER BY 1"))
     q.equals["price_status"] = price_status
     return q
+
+
+def _list_price_part(source: str, source_params: list, providers: list[str], *, region: str,
+                     offer: str, os: str, as_of: datetime | None) -> tuple[str, list]:
+    """The list_price rows of /v1/costs and their parameters: Azure in one region/offer/OS, or
+    per provider when ``providers`` names some (``all``: every one, cheapest and median)."""
+    valid, valid_params = "valid_to IS NULL", []
+    if as_of is not None:
+        valid = "valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
+        valid_params = [as_of, as_of]
+    if providers:
+        named = [p for p in providers if p != "all"]
+        every = len(named) < len(providers)
+        listed_ = [] if every else named
+        return (derived.provider_cost_sql(valid, every=every, inputs=source),
+                [offer, *valid_params, listed_, listed_, *source_params,
+                 *(source_params if every else [])])
+    ask = "SELECT lower(?::VARCHAR) AS region, ?::VARCHAR AS offer, ?::VARCHAR AS os"
+    return (derived.list_price_cost_sql(valid, ask=ask, inputs=source),
+            [region, offer, os, *valid_params, *source_params])
 
 
 def _of_evidence(q: ListQuery, kinds: list[str]) -> ListQuery:
