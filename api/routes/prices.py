@@ -48,6 +48,8 @@ def list_prices(request: Request, q: Annotated[PriceParams, Query()]) -> Respons
 
 class HistoryParams(PageParams):
     sku: str = Field(description="VM size, e.g. Standard_ND96isr_H100_v5.")
+    provider: list[str] | None = Field(None, description="azure (its own API) or a SkyPilot "
+                                       "catalog cloud; default every provider.")
     region: list[str] | None = Field(None, description="Region, e.g. eastus2.")
     offer: list[str] | None = Field(None, description="on_demand (default: all offers).")
     os: list[str] | None = Field(None, description="linux or windows.")
@@ -58,7 +60,8 @@ class HistoryParams(PageParams):
 def price_history(request: Request, q: Annotated[HistoryParams, Query()]) -> Response:
     """Versions with valid_from/valid_to, oldest first unless ``sort`` says otherwise."""
     return render_list(request, queries.price_history_query(
-        sku=q.sku, region=listed(q.region), offer=choice("offer", q.offer),
+        sku=q.sku, provider=[p.strip().lower() for p in listed(q.provider)],
+        region=listed(q.region), offer=choice("offer", q.offer),
         os=choice("os", q.os)), q)
 
 

@@ -520,7 +520,7 @@ async function claims(s) {
 }
 
 async function prices(s) {
-  const q = new URLSearchParams({sku: s.sku, region: s.region, offer: "on_demand", os: "linux", limit: "1000", sort: "valid_from"});
+  const q = new URLSearchParams({sku: s.sku, provider: "azure", region: s.region, offer: "on_demand", os: "linux", limit: "1000", sort: "valid_from"});
   const path = `/v1/prices/history?${q}`;
   csv("prices-csv", path);
   const rows = await all(path);

@@ -398,9 +398,7 @@ def prices_query(*, sku: list[str], accelerator: list[str], region: list[str],
         "provider": named, "arm_sku_name": sku, "arm_region_name": region,
         "price_type": price_type, "offer": offer, "os": os},
         casefold=("arm_sku_name", "arm_region_name"),
-        sources=(("azure_prices",) if named == ["azure"] else ("cloud_prices",)
-                 if named and "azure" not in named else ("azure_prices", "cloud_prices")),
-        any_source=True)
+        sources=_price_sources(named), any_source=True)
     if named:
         q.known.append(Known("provider", tuple(named),
                              "SELECT DISTINCT provider FROM price_catalog ORDER BY 1"))
@@ -418,14 +416,24 @@ def prices_query(*, sku: list[str], accelerator: list[str], region: list[str],
 
 
 def price_history_query(*, sku: str, region: list[str], offer: list[str],
-                        os: list[str]) -> ListQuery:
-    """Every version of one VM size's prices, oldest first per price unless sorted."""
+                        os: list[str], provider: list[str] | None = None) -> ListQuery:
+    """Every version of one VM size's prices (of the providers named, else every one), oldest
+    first per price unless sorted."""
+    named = provider or []
     return ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
-        "arm_sku_name": [sku], "arm_region_name": region, "offer": offer, "os": os},
-        sort=["price_key", "valid_from"], casefold=("arm_sku_name", "arm_region_name"),
-        sources=("azure_prices", "cloud_prices"), any_source=True,
+        "provider": named, "arm_sku_name": [sku], "arm_region_name": region, "offer": offer,
+        "os": os}, sort=["price_key", "valid_from"], casefold=("arm_sku_name", "arm_region_name"),
+        sources=_price_sources(named), any_source=True,
         known=[Known("sku", (sku,), "SELECT DISTINCT arm_sku_name FROM price_catalog "
                      "ORDER BY 1")])
+
+
+def _price_sources(providers: list[str]) -> tuple[str, ...]:
+    """The sources whose rows a price query of these providers reads (any one will do)."""
+    if providers == ["azure"]:
+        return ("azure_prices",)
+    return ("cloud_prices",) if providers and "azure" not in providers \
+        else ("azure_prices", "cloud_prices")
 
 
 def sources_query(*, source: list[str]) -> ListQuery:
