@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from collections.abc import Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio
 import fastapi_offline
+import httpx
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse
@@ -26,7 +31,7 @@ from api.routes import (
     provenance,
     results,
 )
-from api.snapshot import SnapshotReader
+from api.snapshot import PINNED, Opened, SnapshotReader
 from warehouse.settings import Settings
 from warehouse.storage.store import Layout
 
@@ -68,7 +73,8 @@ def create_app(settings: Settings | None = None) -> PerfledgerAPI:
                               "vendor claims, every row labelled with what it is and where it "
                               "came from. Read-only.")
     app.state.settings = settings
-    app.state.reader = SnapshotReader(Layout(settings.data_path), settings.snapshot_check_interval)
+    app.state.reader = SnapshotReader(Layout(settings.data_path), settings.snapshot_check_interval,
+                                      warm=_warmer(app) if settings.api_warm else None)
     errors.install(app)
     modules = (results, derived, observations, evidence, prices, calc, provenance, explorer)
     app.add_middleware(GZipMiddleware, minimum_size=1024)  # when the client accepts gzip
@@ -84,13 +90,45 @@ def create_app(settings: Settings | None = None) -> PerfledgerAPI:
                                        origins=settings.api_cors_origins)
     for module in modules:
         app.include_router(module.router)
-    app.router.lifespan_context = mcp.mount(app, mcp.build(app))
+    app.router.lifespan_context = _started(app, mcp.mount(app, mcp.build(app)))
     app.mount("/static/docs", StaticFiles(directory=DOCS_ASSETS), name="docs-assets")
     app.mount("/static", StaticFiles(directory=explorer.STATIC), name="static")
     _docs_pages(app)
     _document(app)
     logging.getLogger("perfledger.api").info("serving data directory %s", settings.data_path)
     return app
+
+
+def _started(app: PerfledgerAPI, lifespan: Callable) -> Callable:
+    """``lifespan`` after the current snapshot is opened and warmed (``api_warm``): the server
+    takes its first request once what every snapshot builds once is built."""
+    @asynccontextmanager
+    async def run(_app):
+        if app.state.settings.api_warm:
+            await anyio.to_thread.run_sync(app.state.reader.start)
+        async with lifespan(_app):
+            yield
+    return run
+
+
+def _warmer(app: PerfledgerAPI) -> Callable[[Opened], None]:
+    """What warms a snapshot: every GET path under /v1 the OpenAPI document lists without path
+    parameters, asked once plainly, on that snapshot (``PINNED``) and past the response cache,
+    so each builds what its answers share (hot views, serving tables, kept rows); paths that
+    need parameters answer 422 at no cost."""
+    def warm(opened: Opened) -> None:
+        paths = [path for path, ops in app.openapi()["paths"].items()
+                 if "get" in ops and path.startswith("/v1/") and "{" not in path]
+
+        async def ask() -> None:
+            PINNED.set(opened)
+            transport = httpx.ASGITransport(app=app.compute)
+            async with httpx.AsyncClient(transport=transport,
+                                         base_url=app.state.settings.public_url) as client:
+                for path in paths:
+                    await client.get(path)
+        asyncio.run(ask())
+    return warm
 
 
 # Swagger UI and ReDoc from the fastapi-offline package (PyPI), served from this origin: the

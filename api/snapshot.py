@@ -7,6 +7,8 @@ import itertools
 import logging
 import threading
 import time
+from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -27,6 +29,9 @@ HOT_VIEWS = ("cost_input", "scenario_ratio")
 # Rows of parameterised subqueries (``ListQuery.keep``: cost rows per price basis, rate,
 # region, offer, OS and as_of) kept per snapshot, at most this many rows in all, oldest out.
 KEPT_ROWS = 1_000_000
+
+# Subqueries asked once that are remembered (to keep their rows when asked again), at most.
+ASKED_KEYS = 1_000
 
 # Relations of up to this many rows get a serving table (their rows' JSON, encoded once); a
 # larger one (1,000,000 price versions at 100x) pages with the whole query instead.
@@ -58,6 +63,7 @@ class Opened:
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _hot: bool = False
     _kept: dict = field(default_factory=dict)  # (sql, params) -> (name, rows), oldest first
+    _asked: set = field(default_factory=set)  # (sql, params) asked once and not kept yet
     _serving: dict = field(default_factory=dict)  # (relation, columns) -> (table, rows)
     _names: itertools.count = field(default_factory=itertools.count)
 
@@ -104,6 +110,20 @@ class Opened:
             self.materialise_hot()
             cur = self._local.cursor = self.cursor()
         return cur
+
+    def keeps(self, sql: str, params: list) -> bool:
+        """Whether to keep the rows of this subquery (``kept``): on its second request, or when
+        warming (``PINNED``); its first runs it as it is, filtered, so a one-off pricing
+        (a rate nobody asks again) never pays for computing and encoding every row."""
+        key = (sql, repr(params))
+        if key in self._kept or PINNED.get() is self:
+            return True
+        with self._lock:
+            again = key in self._asked
+            if len(self._asked) >= ASKED_KEYS:  # a client walking through rates: start over
+                self._asked.clear()
+            self._asked.add(key)
+        return again
 
     def kept(self, sql: str, params: list) -> tuple[str, frozenset[str]]:
         """The rows of a parameterised subquery (``ListQuery.keep``), computed once per
@@ -198,6 +218,10 @@ class Opened:
         return self.ref.published_at if self.ref else None
 
 
+# The snapshot a warm-up's requests answer from (``SnapshotReader.warm``), whatever is current.
+PINNED: ContextVar[Opened | None] = ContextVar("perfledger_pinned_snapshot", default=None)
+
+
 class SnapshotReader:
     """Holds a read-only connection to the current snapshot and swaps it after a publish.
 
@@ -208,7 +232,8 @@ class SnapshotReader:
     data routes answer 503 until a refresh recovers (``Layout.recover_current``).
     """
 
-    def __init__(self, layout: Layout, check_interval: float = 1.0) -> None:
+    def __init__(self, layout: Layout, check_interval: float = 1.0,
+                 warm: Callable[[Opened], None] | None = None) -> None:
         self.layout = layout
         self.check_interval = check_interval
         self._lock = threading.Lock()
@@ -217,6 +242,11 @@ class SnapshotReader:
         self._history: dict[str, Opened] = {}
         self._checked = 0.0
         self.corrupt: dict | None = None  # {"snapshot_id", "reason"} while CURRENT is unreadable
+        # With ``warm``, a newly published snapshot is opened and warmed (what its requests
+        # build once: hot views, serving tables) in a thread while the one open keeps serving,
+        # then swapped in; no user's request waits for that work.
+        self._warm = warm
+        self._warming: str | None = None  # the snapshot id a thread is warming
 
     def _open(self, ref: SnapshotRef | None) -> Opened:
         if ref is None:
@@ -236,6 +266,9 @@ class SnapshotReader:
 
     def get(self) -> Opened:
         """The snapshot to answer this request from."""
+        pinned = PINNED.get()
+        if pinned is not None:
+            return pinned
         now = time.monotonic()
         current = self._current
         if current is not None and now - self._checked < self.check_interval:
@@ -248,7 +281,12 @@ class SnapshotReader:
                 and ref.id == self.corrupt["snapshot_id"]
             if not known_bad and (self._current is None or ref is None
                                   or ref.id != self._current.id):
-                self._swap_to(ref)
+                if self._warm is None or self._current is None or ref is None:
+                    self._swap_to(ref)
+                elif self._warming != ref.id:  # the open one serves until this one is warm
+                    self._warming = ref.id
+                    threading.Thread(target=self._warm_then_swap, args=(ref,), daemon=True,
+                                     name=f"warm {ref.id}").start()
             self._checked = now
             if self._current is None:
                 raise SnapshotError(f"corrupt snapshot {self.corrupt['snapshot_id']} and no "
@@ -274,6 +312,43 @@ class SnapshotReader:
         if self._previous is not None:
             self._previous.con.close()
         self._previous, self._current = self._current, opened
+
+    def start(self) -> None:
+        """Open the current snapshot and warm it, before the first request (a server's start)."""
+        with self._lock:
+            self._swap_to(self.layout.read_current())
+            self._checked = time.monotonic()
+        if self._warm is not None and self._current is not None:
+            self._warm_up(self._current)
+
+    def _warm_up(self, opened: Opened) -> None:
+        """Run the warm-up on ``opened``; a failure is logged (its requests build on demand)."""
+        assert self._warm is not None
+        started = time.perf_counter()
+        try:
+            self._warm(opened)
+        except Exception:  # noqa: BLE001 - warming is an optimisation, never an outage
+            log.exception("warming snapshot %s failed; its requests build on demand", opened.id)
+        log.info("snapshot %s warmed in %.2f s", opened.id, time.perf_counter() - started)
+
+    def _warm_then_swap(self, ref: SnapshotRef) -> None:
+        """Open ``ref`` and warm it while the current snapshot serves, then swap it in."""
+        try:
+            opened = self._open(ref)
+        except duckdb.Error as e:
+            with self._lock:
+                self.corrupt = {"snapshot_id": ref.id, "reason": " ".join(str(e).split())}
+                self._warming = None
+            log.error("snapshot %s cannot be read (%s); serving the last readable one",
+                      ref.id, self.corrupt["reason"])
+            return
+        self._warm_up(opened)
+        with self._lock:
+            self.corrupt = None
+            if self._previous is not None:
+                self._previous.con.close()
+            self._previous, self._current = self._current, opened
+            self._warming = None
 
     def cursor(self, at: datetime | None = None) -> tuple[Opened, duckdb.DuckDBPyConnection]:
         """The snapshot (current, or the one published at ``at``) and a cursor of its

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from warehouse.exceptions import PerfledgerError
+from warehouse.model.vocabulary import SourceStatus
 from warehouse.redact import redact_text
 from warehouse.settings import Settings
 from warehouse.storage.store import Layout
@@ -66,7 +67,7 @@ def _lines(report) -> list[str]:  # noqa: ANN001 - a RunReport
         if "removed" in s.details:
             r = s.details["removed"]
             lines.append(f"removed: import {r['import_id']} ({r['file']}, {r['runs']} run(s))")
-        if s.status == "failed":
+        if s.status == SourceStatus.failed:
             lines.append(f"failed: {s.message}")
     lines.append(report.summary_lines()[-1])
     return lines

@@ -16,7 +16,7 @@ import typer
 
 from ingest.registry import SOURCES
 from warehouse.exceptions import PerfledgerError
-from warehouse.model.vocabulary import FELL_SHORT, RunStatus
+from warehouse.model.vocabulary import FELL_SHORT, RunStatus, SourceStatus
 from warehouse.redact import redact_text
 from warehouse.settings import Settings
 from warehouse.storage.store import Layout
@@ -272,9 +272,9 @@ def _run_summary(result, base: str) -> list[str]:
         parts = [k for k, d in o.details.items() if isinstance(d, dict) and "source" in d]
         if parts or "built-in mirror" in o.message:
             mirrored.append(f"{o.source} ({', '.join(parts)})" if parts else o.source)
-        elif o.status in ("updated", "unchanged"):
+        elif o.status in (SourceStatus.updated, SourceStatus.unchanged):
             network.append(o.source)
-        if o.status in ("failed", "partial"):
+        if o.status in FELL_SHORT:
             missing.append(o.source + (f" ({', '.join(o.stale)})" if o.stale else ""))
     lines.append("from the network: " + (", ".join(network) or "nothing"))
     if mirrored:

@@ -104,7 +104,7 @@ class RunReport:
 
     def partly(self) -> list[str]:
         """The sources some of whose parts (rounds, models) loaded and some failed."""
-        return [s.source for s in self.sources if s.status == "partial"]
+        return [s.source for s in self.sources if s.status == SourceStatus.partial]
 
     def summary_lines(self) -> list[str]:
         """One short line per source and one for the run: what a terminal or a scheduler's

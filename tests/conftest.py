@@ -48,6 +48,9 @@ def write_sources(path: Path, **tables: str) -> Path:
 
 
 def make_settings(tmp: Path, sources: Path, **kw) -> Settings:
+    """Settings of a test's data dir: a published snapshot serves at the next request (no
+    warm-up first, unless ``api_warm=True``)."""
+    kw.setdefault("api_warm", False)
     return Settings(data_dir=tmp / "var", sources=sources, http_retries=kw.pop("http_retries", 2),
                     http_backoff=0.01, http_max_wait=0.2, snapshot_check_interval=0, **kw)
 

@@ -72,6 +72,11 @@ class Settings(BaseSettings):
     api_cors_origins: list[str] = Field(
         default_factory=list, description="Origins allowed by CORS; empty means CORS off."
     )
+    api_warm: bool = Field(
+        True, description="Build what a snapshot's answers share (hot views, serving tables) "
+        "before it serves: at start, and, when a refresh publishes, in the background while the "
+        "previous snapshot keeps serving; false builds them on the first request that needs "
+        "them and swaps at once.")
     snapshot_check_interval: float = Field(
         1.0, ge=0, description="Seconds between API checks for a newly published snapshot."
     )

@@ -77,7 +77,8 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
     arrow = None
     have: frozenset[str] | None = None
     try:
-        kept = q.keep and q.subquery is not None  # rows the same for every filter: kept
+        # rows the same for every filter: kept once asked again (``Opened.keeps``)
+        kept = q.keep and q.subquery is not None and opened.keeps(*q.subquery)
         if kept:
             name, have = opened.kept(*q.subquery)  # type: ignore[misc]
             q = dataclasses.replace(q, relation=name, subquery=None)

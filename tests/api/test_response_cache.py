@@ -180,15 +180,18 @@ def _served(client, url: str) -> tuple[int, list[tuple]]:
 
 
 def test_kept_cost_rows_answer_what_the_costs_query_computes(full_copy, client_for):
-    """/v1/costs reads the cost rows of its price parameters kept once per snapshot, the
-    filters applied to them: the pages equal the costs SQL run whole on the snapshot."""
+    """/v1/costs runs the cost SQL of a set of price parameters as it is the first time it is
+    asked, then reads its rows kept once per snapshot, the filters applied to them: both pages
+    equal the costs SQL run whole on the snapshot."""
     tmp, sources = full_copy
     client = client_for(make_settings(tmp, sources, api_response_cache_mb=0))
     snapshot = _snapshot_file(tmp)
-    for url in COST_QUERIES:
-        served = _served(client, url)
-        assert served == _direct(snapshot, url), url
-        assert served[1], url  # every query here has rows
+    for n, url in enumerate(COST_QUERIES):
+        first = _served(client, url)
+        assert len(client.app.state.reader.get()._kept) == n  # asked once: nothing kept
+        again = _served(client, url)
+        assert first == again == _direct(snapshot, url), url
+        assert again[1], url  # every query here has rows
     assert len(client.app.state.reader.get()._kept) == len(COST_QUERIES)  # one per price set
 
 
@@ -202,7 +205,7 @@ def test_kept_cost_rows_are_bounded_oldest_out(full_copy, client_for, monkeypatc
     client = client_for(make_settings(tmp, sources, api_response_cache_mb=0))
     snapshot = _snapshot_file(tmp)
     for url in COST_QUERIES[:2] + COST_QUERIES[:1]:
-        assert _served(client, url) == _direct(snapshot, url), url
+        assert _served(client, url) == _served(client, url) == _direct(snapshot, url), url
         opened = client.app.state.reader.get()
         assert len(opened._kept) == 1
 

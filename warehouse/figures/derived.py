@@ -63,8 +63,15 @@ NOTICE = _lit(MLPERF_DERIVED_NOTICE) + " AS notice"
 # Column groups the relations share; the Public models (warehouse.model.public) expand the same
 # names. An MLPerf result's identity and figure, passed through unchanged; the lineage every
 # derived row reports; the citation of the result a row derives from.
-MLPERF_KEYS = ("round", "division", "organization", "platform", "system_name", "model_id",
-               "model_family", "scenario", "result", "units", "total_accelerators", "accelerator_id")
+# The system's keys (every relation of MLPerf rows carries them, pairs and trends included:
+# a column added here reaches each derived relation and its API model), then the result's.
+SYSTEM_KEYS = ("round", "division", "organization", "platform", "system_name", "model_id",
+               "model_family")
+# The system keys the frontier names otherwise (its model is the result's model id, its
+# model_id the family, as for InferenceX rows); every other one passes through it.
+FRONTIER_RENAMES = ("model_id", "model_family")
+MLPERF_KEYS = (*SYSTEM_KEYS, "scenario", "result", "units", "total_accelerators",
+               "accelerator_id")
 LINEAGE = ("basis", "weakest_input")
 # The citation columns and what they hold, of the result ``whose`` names (written once).
 CITATION_MEANINGS = {
@@ -76,9 +83,10 @@ CITATION_MEANINGS = {
 CITATION = tuple(CITATION_MEANINGS)
 
 
-def keys(alias: str) -> str:
-    """The MLPerf keys of the result ``alias``, for a SELECT list."""
-    return ", ".join(f"{alias}.{c}" for c in MLPERF_KEYS)
+def keys(alias: str, group: tuple[str, ...] = MLPERF_KEYS, but: tuple[str, ...] = ()) -> str:
+    """The MLPerf keys (or another ``group``) of the result ``alias`` but ``but``, for a
+    SELECT list."""
+    return ", ".join(f"{alias}.{c}" for c in group if c not in but)
 
 
 def cited(alias: str, prefix: str = "") -> str:
@@ -151,9 +159,8 @@ WITH base AS (
     SELECT * FROM mlperf_result
     WHERE NOT is_power AND scenario IN """ + THROUGHPUT + """
 )
-SELECT substr(md5(o.id || ':' || x.id), 1, 16) AS id,
-       o.round, o.division, o.organization, o.platform, o.system_name,
-       o.model_id, o.model_family, x.scenario,
+SELECT substr(md5(o.id || ':' || x.id), 1, 16) AS id, """ + keys("o", SYSTEM_KEYS) + """,
+       x.scenario,
        o.result AS offline_result, o.units AS offline_units,
        x.result AS other_result, x.units AS other_units,
        x.result / o.result AS ratio,
@@ -298,8 +305,8 @@ WITH picked AS (
 SELECT b.accelerator_id || ':' || b.model_family || ':' || b.scenario || ':' || b.units || ':'
            || b.round AS id,
        b.accelerator_id, b.model_family, b.scenario, b.units, b.round, b.per_accelerator,
-       b.results, r.model_id, r.system_name, r.organization, r.division, r.availability,
-       r.framework, r.platform, r.result, r.total_accelerators,
+       b.results, """ + keys("r", SYSTEM_KEYS, but=("round", "model_family")) + """,
+       r.availability, r.framework, r.result, r.total_accelerators,
        lag(b.round) OVER w AS previous_round,
        lag(b.per_accelerator) OVER w AS previous_per_accelerator,
        b.per_accelerator / lag(b.per_accelerator) OVER w - 1 AS change_vs_previous,
@@ -535,9 +542,8 @@ view("cost_assumed_rate",
       "basis": "Evidence basis; always derived: measured + assumption"},
      inherits=("cost_input",), weakest=(Evidence.assumption,))(
 """
-SELECT r.id || ':' || CAST(rate AS VARCHAR) AS id, r.id AS result_id, r.round, r.division,
-       r.organization, r.platform, r.system_name, r.model_id, r.model_family, r.scenario,
-       r.result, r.total_accelerators, r.accelerator_id, r.availability, """ + carried("r") + """,
+SELECT r.id || ':' || CAST(rate AS VARCHAR) AS id, r.id AS result_id, """ + keys("r") + """,
+       r.availability, """ + carried("r") + """,
        rate AS rate_per_accelerator_hour,
        """ + result_cost("rate") + """ AS cost_per_million_tokens,
        'assumed' AS price_basis, """ + _lit(basis(Evidence.measured, Evidence.assumption)) + """ AS basis,

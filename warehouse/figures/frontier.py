@@ -26,7 +26,13 @@ Values are bound parameters (``ask``), in the order ``FRONTIER_PARAMS`` lists.
 from __future__ import annotations
 
 from warehouse.figures.calculators import cost_per_million_sql
-from warehouse.figures.derived import OBSERVED_COST_COLUMNS, cited
+from warehouse.figures.derived import (
+    FRONTIER_RENAMES,
+    OBSERVED_COST_COLUMNS,
+    SYSTEM_KEYS,
+    cited,
+    keys,
+)
 from warehouse.figures.selfmeasured import SOURCE_SELF, tool_name_sql
 from warehouse.model.vocabulary import (
     ENERGY_SCOPE_GPU,
@@ -98,9 +104,9 @@ def cost_input_sql(kinds: list[str]) -> tuple[str, list]:
     tokens/s (so the one cost formula charges each GPU: rate / (tokens/s per GPU x 3600) x
     1e6), labelled like the frontier's; each with its evidence. SQL and bound parameters."""
     # MLPerf's rows (none when not asked: their columns, typed) and the observation columns
-    parts, params = ["SELECT *, 'measured' AS evidence, " + ", ".join(
-        f"NULL::{t} AS {c}" for c, t in OBSERVED_COST_COLUMNS) + " FROM cost_input WHERE ?"], [
-        Evidence.measured in kinds]
+    parts = ["SELECT *, 'measured' AS evidence, " + ", ".join(
+        f"NULL::{t} AS {c}" for c, t in OBSERVED_COST_COLUMNS) + " FROM cost_input WHERE ?"]
+    params: list[object] = [Evidence.measured in kinds]
     observed = [k for k in kinds if k != Evidence.measured]
     if observed:
         parts.append(f"""SELECT o.id, o.measurer AS organization, o.hardware AS platform,
@@ -270,14 +276,14 @@ UNION ALL BY NAME
 SELECT 'mlperf' AS kind, 'mlperf:' || m.id AS id, m.accelerator_id AS series, m.accelerator_id,
        m.framework, m.model_id AS model, m.model_family AS model_id,
        m.total_accelerators AS gpus, m.x AS interactivity, m.y AS output_tput_per_gpu,
-       m.scenario, m.round, m.division, m.availability,
+       m.scenario, {keys("m", SYSTEM_KEYS, but=FRONTIER_RENAMES)}, m.availability,
        m.availability = 'preview' AS preview, {cited("m")},
        coalesce('MLPerf Inference ' || m.round || ' result ' || m.system_id,
                 m.organization || ', ' || m.system_name || ', MLPerf Inference ' || m.round
                 || ' (' || m.division || ', ' || m.availability || '), ' || m.details_url)
            AS citation,
        false AS lengths_match, {_lit(MLPERF_DATASET_NOTE)} AS lengths_note,
-       m.system_name, m.organization, m.tpot_ms AS tpot_limit_ms,
+       m.tpot_ms AS tpot_limit_ms,
        m.wall_joules_per_token AS joules_per_output_token,
        CASE WHEN m.wall_joules_per_token IS NOT NULL THEN {_lit(ENERGY_SCOPE_WALL)} END
            AS energy_scope,

@@ -150,21 +150,23 @@ _TYPES: dict[str, Any] = {name: kind | None for kind, names in (
 
 M = TypeVar("M", bound=BaseModel)
 # The column groups of derived.py, as field lists.
-KEYS, LINEAGE, CITED = (" ".join(group) for group in (derived.MLPERF_KEYS, derived.LINEAGE,
-                                                      derived.CITATION))
+KEYS, SYSTEM, LINEAGE, CITED = (" ".join(group) for group in (
+    derived.MLPERF_KEYS, derived.SYSTEM_KEYS, derived.LINEAGE, derived.CITATION))
 # A pair's two citations (Offline and the other scenario), then the notice.
 PAIR_CITED = " ".join([f"{p}{c}" for c in derived.CITATION[:2] for p in ("offline_", "other_")]
                       + [derived.CITATION[2]])
 
 
-def relation(view: str | None, columns: str, **described: str) -> Callable[[type[M]], type[M]]:
+def relation(view: str | None, columns: str, carries: tuple[str, ...] = (),
+             **described: str) -> Callable[[type[M]], type[M]]:
     """A Public model of a derived relation from its column list: one nullable field per name
-    in ``columns``, in order, typed by ``_TYPES`` and documented by ``described`` or by what
-    ``view`` says the column means (``name@other``: what relation ``other`` says; ``name@``:
-    the meaning common to several views). The decorated class gives the name, bases and
-    docstring."""
+    in ``columns``, in order, then each of ``carries`` it does not name, typed by ``_TYPES``
+    and documented by ``described`` or by what ``view`` says the column means
+    (``name@other``: what relation ``other`` says; ``name@``: the meaning common to several
+    views). The decorated class gives the name, bases and docstring."""
     fields: dict[str, Any] = {}
-    for token in columns.split():
+    named = columns.split()
+    for token in named + [c for c in carries if c not in {t.partition("@")[0] for t in named}]:
         name, at, other = token.partition("@")
         fields[name] = (_TYPES.get(name, str | None),
                         col((other or None) if at else view, name, described.get(name)))
@@ -176,9 +178,8 @@ def relation(view: str | None, columns: str, **described: str) -> Callable[[type
 
 
 @relation(
-    "scenario_ratio", "id round division organization platform system_name model_id "
-    "model_family scenario offline_result offline_units other_result other_units ratio "
-    "interactive_premium unit_pairing flagged accelerator_id accelerator_model_name "
+    "scenario_ratio", f"id {SYSTEM} scenario offline_result offline_units other_result "
+    "other_units ratio interactive_premium unit_pairing flagged accelerator_id accelerator_model_name "
     "accelerator_mix total_accelerators availability offline_inferred other_inferred "
     f"offline_result_id other_result_id {LINEAGE} {PAIR_CITED}")
 class ScenarioRatioPublic(BaseModel):
@@ -216,7 +217,7 @@ class EnergyPublic(BaseModel):
     "results model_id system_name organization division availability framework platform "
     "result total_accelerators previous_round previous_per_accelerator change_vs_previous "
     "per_accelerator_per_tbs per_accelerator_per_nameplate_kw spellings "
-    f"accelerator_model_name result_id {LINEAGE} {CITED}")
+    f"accelerator_model_name result_id {LINEAGE} {CITED}", carries=derived.SYSTEM_KEYS)
 class TrendPublic(BaseModel):
     """One round of an accelerator's trend: its best per-accelerator result and the change."""
 
@@ -397,6 +398,16 @@ class FrontierPointPublic(BaseModel):
     file_sha256: str | None = _fc("Self-measured: sha256 of the imported file's bytes.")
     interactivity_basis: str | None = _fc("Self-measured: how the tool's figures give the "
                                           "interactivity (its definitions differ).")
+
+
+# Every system key MLPerf's points carry (``derived.FRONTIER_RENAMES`` aside), described as
+# mlperf_result describes it: a key added to SYSTEM_KEYS reaches the frontier too.
+_CARRIED: dict[str, Any] = {
+    c: (_TYPES.get(c, str | None), col("mlperf_result", c)) for c in derived.SYSTEM_KEYS
+    if c not in FrontierPointPublic.model_fields and c not in derived.FRONTIER_RENAMES}
+FrontierPointPublic = create_model(  # type: ignore[misc]
+    "FrontierPointPublic", __base__=FrontierPointPublic, __module__=__name__,
+    __doc__=FrontierPointPublic.__doc__, **_CARRIED)
 
 
 @relation(
