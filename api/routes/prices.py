@@ -8,11 +8,11 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import Response
 from pydantic import Field
 
-from api.params import PRICES_AS_OF, NoQuery, PageParams, choice, listed
+from api.params import PRICES_AS_OF, NoQuery, PageParams, check_choice, choice, listed
 from api.routes.common import parse_as_of, render_item, render_list, snapshot
 from warehouse import queries
 from warehouse.model.public import AcceleratorDetail, Accelerators, ListPage, PriceCatalogPublic
-from warehouse.model.vocabulary import OFFERS
+from warehouse.model.vocabulary import OFFERS, PRICE_SOURCES
 
 router = APIRouter(prefix="/v1", tags=["prices"])
 
@@ -21,6 +21,9 @@ class PriceParams(PageParams):
     provider: list[str] | None = Field(None, description=(
         "azure (its own API) or a cloud of the SkyPilot catalog (aws, gcp, lambda, runpod, "
         "vast...); default every provider."))
+    source: list[str] | None = Field(None, description="azure_prices (the Azure API's own "
+                                     "prices) or cloud_prices (the SkyPilot catalog's); "
+                                     "default both.")
     sku: list[str] | None = Field(None, description="VM size or instance type, e.g. "
                                   "Standard_ND96isr_H100_v5, 8x-H200-32-65536.")
     accelerator: list[str] | None = Field(None, description=(
@@ -41,6 +44,7 @@ def list_prices(request: Request, q: Annotated[PriceParams, Query()]) -> Respons
     """Each price version valid at ``as_of`` (evidence: list_price), with its source page."""
     return render_list(request, queries.prices_query(
         provider=[p.strip().lower() for p in listed(q.provider)], sku=listed(q.sku),
+        source=check_choice("source", listed(q.source), PRICE_SOURCES),
         accelerator=listed(q.accelerator), region=listed(q.region),
         price_type=choice("type", q.type), offer=choice("offer", q.offer), os=choice("os", q.os),
         as_of=parse_as_of(q.as_of)), q)
@@ -48,8 +52,11 @@ def list_prices(request: Request, q: Annotated[PriceParams, Query()]) -> Respons
 
 class HistoryParams(PageParams):
     sku: str = Field(description="VM size, e.g. Standard_ND96isr_H100_v5.")
-    provider: list[str] | None = Field(None, description="azure (its own API) or a SkyPilot "
-                                       "catalog cloud; default every provider.")
+    provider: list[str] | None = Field(None, description="azure or a SkyPilot catalog cloud; "
+                                       "default every provider.")
+    source: list[str] | None = Field(None, description="azure_prices (the Azure API's own "
+                                     "prices) or cloud_prices (the SkyPilot catalog's); "
+                                     "default both.")
     region: list[str] | None = Field(None, description="Region, e.g. eastus2.")
     offer: list[str] | None = Field(None, description="on_demand (default: all offers).")
     os: list[str] | None = Field(None, description="linux or windows.")
@@ -61,8 +68,8 @@ def price_history(request: Request, q: Annotated[HistoryParams, Query()]) -> Res
     """Versions with valid_from/valid_to, oldest first unless ``sort`` says otherwise."""
     return render_list(request, queries.price_history_query(
         sku=q.sku, provider=[p.strip().lower() for p in listed(q.provider)],
-        region=listed(q.region), offer=choice("offer", q.offer),
-        os=choice("os", q.os)), q)
+        source=check_choice("source", listed(q.source), PRICE_SOURCES), region=listed(q.region),
+        offer=choice("offer", q.offer), os=choice("os", q.os)), q)
 
 
 @router.get("/accelerators", summary="Accelerator catalogue: ids, spellings per round, coverage, gaps",

@@ -317,7 +317,7 @@ async function costs(s) {
   if (!rows.length) {
     empty("costs-empty", `No Tokens/s result for ${esc(s.model)} ${esc(s.scenario)} in this view.${why(rows)}`);
   } else if (!priced.length) {
-    const any = await api("/v1/prices?limit=1");  // no price anywhere: the API says why
+    const any = await api("/v1/prices?limit=1&source=azure_prices");  // no price anywhere: the API says why
     const none = any.total ? `No accelerator in this view has an Azure list price in ${esc(s.region)}`
       : `No Azure list price in this snapshot (${esc(any.hint)})`;
     empty("costs-empty", `${none} — switch the price basis to an assumed rate<button type="button" id="use-assumed">Use an assumed rate</button>, or choose another region.`);
@@ -520,7 +520,7 @@ async function claims(s) {
 }
 
 async function prices(s) {
-  const q = new URLSearchParams({sku: s.sku, provider: "azure", region: s.region, offer: "on_demand", os: "linux", limit: "1000", sort: "valid_from"});
+  const q = new URLSearchParams({sku: s.sku, source: "azure_prices", region: s.region, offer: "on_demand", os: "linux", limit: "1000", sort: "valid_from"});
   const path = `/v1/prices/history?${q}`;
   csv("prices-csv", path);
   const rows = await all(path);

@@ -136,3 +136,19 @@ def test_the_frontier_prices_each_point_on_the_cheapest_provider(client):
     # without a provider: Azure's eastus2 prices, as before (vast's offers play no part)
     assert {r["list_price_sku"] for r in azure if r["accelerator_id"] == "nvidia-h200"} == \
         {"Standard_ND96isr_H200_v5"}
+
+
+def test_a_price_source_filter_keeps_azures_own_prices_apart(client):
+    both = client.get("/v1/prices/history", params={
+        "sku": "Standard_ND96isr_H100_v5", "region": "eastus2", "offer": "on_demand",
+        "os": "linux"}).json()["rows"]
+    # the Azure API's 98.32 and the catalog's own row for the same SKU (98.32 too)
+    assert sorted(r["price_source"] for r in both) == ["azure_prices", "cloud_prices"]
+    own = client.get("/v1/prices/history", params={
+        "sku": "Standard_ND96isr_H100_v5", "region": "eastus2", "offer": "on_demand",
+        "os": "linux", "source": "azure_prices"}).json()["rows"]
+    assert [(r["price_source"], r["retail_price"]) for r in own] == [("azure_prices", 98.32)]
+    listed = client.get("/v1/prices", params={"source": "cloud_prices", "limit": 1000}).json()
+    assert listed["total"] and {r["price_source"] for r in listed["rows"]} == {"cloud_prices"}
+    bad = client.get("/v1/prices", params={"source": "elsewhere"})
+    assert bad.status_code == 422 and "azure_prices, cloud_prices" in bad.json()["error"]["message"]

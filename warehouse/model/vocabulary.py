@@ -213,6 +213,7 @@ PRICE_TYPES = ("Consumption", "Reservation", "DevTestConsumption")
 HOURLY_UNITS = ("1 Hour", "1/Hour", "1 Hours")
 HOURS_IN_TERM = {"1 Year": 8760.0, "3 Years": 26280.0, "5 Years": 43800.0}
 PRICE_BASES = ("list_price", "assumed")
+PRICE_SOURCES = ("azure_prices", "cloud_prices")  # where a price_catalog row was read
 # The SkyPilot catalog (cloud_price): the offers a catalog row carries (Price, SpotPrice), the
 # placeholders it writes where a cloud publishes no price (refused, kept with the reason), how
 # a (cloud, instance type) was mapped to an accelerator, and the move between two versions of

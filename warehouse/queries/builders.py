@@ -390,15 +390,16 @@ def _valid_at(moment: datetime | None) -> tuple[str, list]:
 
 def prices_query(*, sku: list[str], accelerator: list[str], region: list[str],
                  price_type: list[str], offer: list[str], os: list[str],
-                 as_of: datetime | None, provider: list[str] | None = None) -> ListQuery:
-    """Each price version valid at ``as_of`` of every provider (or those named), with the
-    accelerator its VM size rents."""
+                 as_of: datetime | None, provider: list[str] | None = None,
+                 source: list[str] | None = None) -> ListQuery:
+    """Each price version valid at ``as_of`` of every provider and source (or those named),
+    with the accelerator its VM size rents."""
     named = provider or []
     q = ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
-        "provider": named, "arm_sku_name": sku, "arm_region_name": region,
+        "provider": named, "price_source": source or [], "arm_sku_name": sku, "arm_region_name": region,
         "price_type": price_type, "offer": offer, "os": os},
         casefold=("arm_sku_name", "arm_region_name"),
-        sources=_price_sources(named), any_source=True)
+        sources=tuple(source or ()) or _price_sources(named), any_source=True)
     if named:
         q.known.append(Known("provider", tuple(named),
                              "SELECT DISTINCT provider FROM price_catalog ORDER BY 1"))
@@ -416,14 +417,16 @@ def prices_query(*, sku: list[str], accelerator: list[str], region: list[str],
 
 
 def price_history_query(*, sku: str, region: list[str], offer: list[str],
-                        os: list[str], provider: list[str] | None = None) -> ListQuery:
-    """Every version of one VM size's prices (of the providers named, else every one), oldest
-    first per price unless sorted."""
+                        os: list[str], provider: list[str] | None = None,
+                        source: list[str] | None = None) -> ListQuery:
+    """Every version of one VM size's prices (of the providers and sources named, else every
+    one), oldest first per price unless sorted."""
     named = provider or []
     return ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
-        "provider": named, "arm_sku_name": [sku], "arm_region_name": region, "offer": offer,
-        "os": os}, sort=["price_key", "valid_from"], casefold=("arm_sku_name", "arm_region_name"),
-        sources=_price_sources(named), any_source=True,
+        "provider": named, "price_source": source or [], "arm_sku_name": [sku],
+        "arm_region_name": region, "offer": offer, "os": os},
+        sort=["price_key", "valid_from"], casefold=("arm_sku_name", "arm_region_name"),
+        sources=tuple(source or ()) or _price_sources(named), any_source=True,
         known=[Known("sku", (sku,), "SELECT DISTINCT arm_sku_name FROM price_catalog "
                      "ORDER BY 1")])
 
