@@ -101,15 +101,20 @@ def _mlperf_tools(server: MCPServer, get: Get) -> None:
     async def costs(model: Strs = None, scenario: Strs = None, accelerator: Strs = None,
                     round: Strs = None, division: Strs = None, availability: Strs = None,
                     basis: Strs = None,
-                    rate: Annotated[list[float] | None, Field(None, description="Assumed USD "
-                                                              "per accelerator-hour.")] = None,
+                    rate: Annotated[list[float | str] | None, Field(None, description=(
+                        "Assumed USD per accelerator-hour: flat (10) or one accelerator's "
+                        "(nvidia-b200-sxm-180gb:6)."))] = None,
+                    provider: Annotated[list[str] | None, Field(None, description=(
+                        "Price on these providers (azure, aws, gcp, vast...; all: every one, "
+                        "with the cheapest and the median) instead of one Azure region."))] = None,
                     region: str = "eastus2", offer: str = "on_demand", os: str = "linux",
                     price_status: Strs = None, evidence: Strs = None, sort: Sort = None,
                     limit: Limit = 20, offset: Offset = 0) -> dict[str, Any]:
         """Cost per million tokens of every MLPerf Tokens/s result (evidence=measured, the
         default), InferenceX observation (third_party_measured) and imported run
-        (self_measured), on Azure list prices and/or assumed rates per accelerator-hour (every
-        accelerator charged). Sort by cost_per_million_tokens for the cheapest. As /v1/costs."""
+        (self_measured), on Azure list prices, every provider's (provider=all) and/or assumed
+        rates per accelerator-hour (every accelerator charged). Sort by cost_per_million_tokens
+        for the cheapest. As /v1/costs."""
         return await get("/v1/costs", locals())
 
 

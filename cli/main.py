@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -141,6 +142,32 @@ def _refresh_waiting(source, accept_shrink: bool, accept_growth: bool, event,
             if time.monotonic() >= deadline:
                 raise
             time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+
+
+@app.command(name="backfill-prices")
+def backfill_prices(
+    cloud: Annotated[str, typer.Argument(help="A cloud of cloud_prices.clouds in the sources "
+                                         "file (aws, gcp, vast...).")],
+    since: Annotated[datetime, typer.Option(help="Window start (UTC), e.g. 2026-11-01.")],
+    until: Annotated[datetime, typer.Option(help="Window end (UTC), e.g. 2026-12-01.")],
+    max_commits: Annotated[int, typer.Option(help="Refuse a window with more commits than "
+                                             "this (1-100).")] = 10,
+) -> None:
+    """Add a cloud's price history from the SkyPilot catalog's earlier commits in a window
+    (GitHub's commits API lists them; each file is read at its commit and versioned with the
+    commit's date), after the history already stored. One refresh run: locked, validated,
+    published or nothing."""
+    from ingest.cloud_prices.backfill import backfill_spec, utc
+    from ingest.refresh import refresh as run_refresh
+
+    try:
+        result = run_refresh(Settings(), specs=[backfill_spec(cloud, utc(since), utc(until),
+                                                              max_commits)])
+    except PerfledgerError as e:
+        _fail(e, EXIT_LOCKED if e.retryable else 1)
+        return
+    _say(result, False, 0.0)
+    raise typer.Exit(result.exit_code)
 
 
 def _say(result, log_json: bool, seconds: float) -> None:

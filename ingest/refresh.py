@@ -122,6 +122,14 @@ class RunReport:
             lines.append("accelerator names mapped: " + ", ".join(
                 f"{r} {c['rows_mapped']}/{c['rows_with_accelerator']}" + _besides(c)
                 for r, c in rounds.items()))
+        clouds = self.coverage.get("cloud_accelerators_by_cloud", {})
+        if clouds:  # one line: how each cloud's GPU rows map to accelerator ids
+            lines.append("cloud GPU rows mapped: " + ", ".join(
+                f"{c} {v['rows_mapped']}/{v['rows_with_accelerator']}" for c, v in clouds.items()))
+        azure = self.coverage.get("cloud_azure_crosscheck")
+        if azure:  # the catalog's Azure prices against the Azure API's own
+            lines.append(f"catalog vs Azure API: {azure['compared']} prices compared, "
+                         f"{len(azure['disagreements'])} disagree")
         lines += [f"note: {n}" for n in self.notes]
         if any(s.source == "mlperf" and (s.status in FELL_SHORT or "mirror" in s.message)
                for s in self.sources):

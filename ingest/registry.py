@@ -7,7 +7,7 @@ its aliases.
 
 from __future__ import annotations
 
-from ingest import azure_prices, curated, inferencex, mlperf, mlperf_rules
+from ingest import azure_prices, cloud_prices, curated, inferencex, mlperf, mlperf_rules
 from ingest.context import SourceSpec
 
 SOURCES: list[SourceSpec] = [
@@ -15,6 +15,7 @@ SOURCES: list[SourceSpec] = [
     mlperf.SPEC,
     mlperf_rules.SPEC,
     azure_prices.SPEC,
+    cloud_prices.SPEC,
     inferencex.SPEC,
 ]
 BY_NAME: dict[str, SourceSpec] = {s.name: s for s in SOURCES}

@@ -126,9 +126,9 @@ def evidence_warehouse(tmp_path_factory, session_server) -> Path:
 @pytest.fixture(scope="session")
 def all_sources_warehouse(tmp_path_factory, session_server) -> Path:
     """Every carried source at once: both MLPerf rounds in their two formats, the rules, the
-    curated files, the recorded Azure prices and the recorded InferenceX payloads (both served
-    by the local server)."""
-    return with_inferencex(tmp_path_factory.mktemp("all_sources"), session_server,
+    curated files, the recorded Azure prices, the recorded InferenceX payloads and the carried
+    SkyPilot catalog samples (served by the local server)."""
+    return with_inferencex(tmp_path_factory.mktemp("all_sources"), session_server, clouds=True,
                            mlperf=f'rounds = {{ "v5.1" = "{V51_JSON}", "v6.1" = "{SUMMARY_CSV}" }}')
 
 
@@ -139,16 +139,19 @@ def frontier_warehouse(tmp_path_factory, session_server) -> Path:
     return with_inferencex(tmp_path_factory.mktemp("frontier"), session_server)
 
 
-def with_inferencex(tmp: Path, server: LocalServer, **over: str) -> Path:
+def with_inferencex(tmp: Path, server: LocalServer, *, clouds: bool = False, **over: str) -> Path:
     """A data directory published from ``full_sources`` (``over`` replacing tables), the
-    recorded Azure prices and the recorded InferenceX payloads, served by ``server``."""
+    recorded Azure prices and the recorded InferenceX payloads, served by ``server`` (and with
+    ``clouds``, the carried SkyPilot catalog samples)."""
+    from tests.ingest.cloud_prices import cases as catalog
     from tests.ingest.inferencex.cases import inferencex_section, serve  # imports this module
 
     server.reset()
     serve(server)
     mount_azure(server, page_size=50)
     path = full_sources(tmp / "sources.toml", server, **over)
-    path.write_text(path.read_text() + inferencex_section(server))
+    path.write_text(path.read_text() + inferencex_section(server)
+                    + (catalog.serve(server) if clouds else ""))
     report = refresh(make_settings(tmp, path))
     server.reset()
     assert report.status == "published", report.as_dict()

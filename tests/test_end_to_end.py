@@ -70,8 +70,8 @@ def test_refresh_command_fails_with_one_line_per_source(tmp_path):
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert lines[0].startswith("mlperf: failed, never loaded — v6.1: http://127.0.0.1:9/… ")
-    assert sorted(lines[1:5]) == [f"{name}: disabled" for name in (
-        "azure_prices", "curated", "inferencex", "mlperf_rules")]
+    assert sorted(lines[1:6]) == [f"{name}: disabled" for name in (
+        "azure_prices", "cloud_prices", "curated", "inferencex", "mlperf_rules")]
     assert "Traceback" not in done.stderr
 
 

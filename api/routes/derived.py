@@ -23,6 +23,7 @@ from api.params import (
 )
 from api.routes.common import parse_as_of, reader, render_list
 from warehouse import queries
+from warehouse.exceptions import QueryError
 from warehouse.model.public import (
     ClaimCheckPublic,
     CostPublic,
@@ -64,10 +65,17 @@ PRICED_EVIDENCE = (Evidence.measured, Evidence.third_party_measured, Evidence.se
 class CostParams(ResultParams):
     basis: list[str] | None = vocab("basis", "list_price (Azure price per accelerator-hour) "
                                     "and/or assumed (rates); default both.")
-    rate: list[Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]] | None = Field(
-        None, description="Assumed USD per accelerator-hour (> 0; repeatable or "
-        "comma-separated); default 5, 10 and 15.")
-    region: str = Field("eastus2", description="Azure region for list prices.")
+    rate: list[str] | None = Field(None, description=(
+        "Assumed USD per accelerator-hour (> 0; repeatable or comma-separated): a flat rate for "
+        "every accelerator (10), or one accelerator's (nvidia-b200-sxm-180gb:6); default 5, 10 "
+        "and 15 when no flat rate is given."))
+    region: str = Field("eastus2", description="Azure region for list prices (not with "
+                        "provider).")
+    provider: list[str] | None = Field(None, description=(
+        "Price the list_price basis on these providers instead of one Azure region: azure (its "
+        "API) or a cloud of the SkyPilot catalog (aws, gcp, lambda, runpod, vast...), each at its "
+        "cheapest rate for the offer in any region; all: every provider, plus the cheapest and "
+        "the median across them."))
     offer: str = vocab("offer", f"{OFFERS_SAID}.", Offer.on_demand)
     os: str = vocab("os", "linux or windows.", "linux")
     as_of: str | None = as_of_param(PRICES_AS_OF)
@@ -91,11 +99,14 @@ def costs(request: Request, q: Annotated[CostParams, Query()]) -> Response:
     offer = check_choice("offer", [q.offer], CHOICES["offer"])[0]
     os = check_choice("os", [q.os], CHOICES["os"])[0]
     statuses = choice("price_status", q.price_status)
+    rates, per_accelerator = _rates(listed(q.rate))
+    providers = [p.strip().lower() for p in listed(q.provider)]
     query = queries.costs_query(
-        q.filters(), bases=bases, rates=q.rate or list(ASSUMED_RATES), region=q.region,
-        offer=offer, os=os, as_of=parse_as_of(q.as_of), price_status=statuses,
+        q.filters(), bases=bases, rates=rates, accelerator_rates=per_accelerator,
+        providers=providers, region=q.region, offer=offer, os=os,
+        as_of=parse_as_of(q.as_of), price_status=statuses,
         evidence=check_choice("evidence", listed(q.evidence), PRICED_EVIDENCE))
-    if "list_price" in bases:  # a row Azure does not price: said, and why when it never loaded
+    if "list_price" in bases and not providers:  # a row Azure does not price: said, and why
         query.caveat = Caveat("price_status = 'no price'", "{n} rows say 'no price' ({why}); "
                               "basis=assumed gives them a cost at assumed rates",
                               f"no Azure list price for their accelerator in {q.region} "
@@ -103,6 +114,27 @@ def costs(request: Request, q: Annotated[CostParams, Query()]) -> Response:
         if set(statuses) == {"priced"}:  # only Azure's rows can answer: its absence says why
             query.sources = (*query.sources, "azure_prices")
     return render_list(request, query, q)
+
+
+def _rates(given: list[str]) -> tuple[list[float], dict[str, float]]:
+    """Flat rates and per-accelerator rates (``id:rate``) of ``rate=``; the defaults when no
+    flat rate is given. 422 naming the token that is not a positive number."""
+    flat: list[float] = []
+    per: dict[str, float] = {}
+    for token in given:
+        name, _, value = token.strip().rpartition(":")
+        try:
+            rate = float(value)
+        except ValueError:
+            rate = float("nan")
+        if not 0 < rate < float("inf") or (_ and not name):
+            raise QueryError(f"rate: {token!r} is not a positive number of USD per "
+                             "accelerator-hour, or accelerator-id:rate", param="rate")
+        if name:
+            per[name.lower()] = rate
+        else:
+            flat.append(rate)
+    return (flat or ([] if per else list(ASSUMED_RATES))), per
 
 
 def _has_prices(request: Request) -> bool:

@@ -9,17 +9,33 @@ from fastapi.responses import Response
 from pydantic import Field
 
 from api.errors import NOT_FOUND
-from api.params import PRICES_AS_OF, NoQuery, PageParams, as_of_param, choice, listed, vocab
+from api.params import (
+    PRICES_AS_OF,
+    NoQuery,
+    PageParams,
+    as_of_param,
+    check_choice,
+    choice,
+    listed,
+    vocab,
+)
 from api.routes.common import parse_as_of, render_item, render_list, snapshot
 from warehouse import queries
 from warehouse.model.public import AcceleratorDetail, Accelerators, ListPage, PriceCatalogPublic
-from warehouse.model.vocabulary import OFFERS
+from warehouse.model.vocabulary import OFFERS, PRICE_SOURCES
 
 router = APIRouter(prefix="/v1", tags=["prices"])
 
 
 class PriceParams(PageParams):
-    sku: list[str] | None = Field(None, description="VM size, e.g. Standard_ND96isr_H100_v5.")
+    provider: list[str] | None = Field(None, description=(
+        "azure (its own API) or a cloud of the SkyPilot catalog (aws, gcp, lambda, runpod, "
+        "vast...); default every provider."))
+    source: list[str] | None = Field(None, description="azure_prices (the Azure API's own "
+                                     "prices) or cloud_prices (the SkyPilot catalog's); "
+                                     "default both.")
+    sku: list[str] | None = Field(None, description="VM size or instance type, e.g. "
+                                  "Standard_ND96isr_H100_v5, 8x-H200-32-65536.")
     accelerator: list[str] | None = Field(None, description=(
         "Accelerator id (nvidia-h100-sxm), a spelling or a short name (H200); an ambiguous "
         "short name is a 422 listing the ids."))
@@ -30,18 +46,26 @@ class PriceParams(PageParams):
     as_of: str | None = as_of_param(PRICES_AS_OF)
 
 
-@router.get("/prices", summary="Azure GPU VM list prices, with price per accelerator-hour",
+@router.get("/prices", summary="GPU VM list prices of every provider, with price per "
+            "accelerator-hour",
             response_model=ListPage[PriceCatalogPublic])
 def list_prices(request: Request, q: Annotated[PriceParams, Query()]) -> Response:
     """Each price version valid at ``as_of`` (evidence: list_price), with its source page."""
     return render_list(request, queries.prices_query(
-        sku=listed(q.sku), accelerator=listed(q.accelerator), region=listed(q.region),
+        provider=[p.strip().lower() for p in listed(q.provider)], sku=listed(q.sku),
+        source=check_choice("source", listed(q.source), PRICE_SOURCES),
+        accelerator=listed(q.accelerator), region=listed(q.region),
         price_type=choice("type", q.type), offer=choice("offer", q.offer), os=choice("os", q.os),
         as_of=parse_as_of(q.as_of)), q)
 
 
 class HistoryParams(PageParams):
     sku: str = Field(description="VM size, e.g. Standard_ND96isr_H100_v5.")
+    provider: list[str] | None = Field(None, description="azure or a SkyPilot catalog cloud; "
+                                       "default every provider.")
+    source: list[str] | None = Field(None, description="azure_prices (the Azure API's own "
+                                     "prices) or cloud_prices (the SkyPilot catalog's); "
+                                     "default both.")
     region: list[str] | None = Field(None, description="Region, e.g. eastus2.")
     offer: list[str] | None = vocab("offer", "on_demand (default: all offers).")
     os: list[str] | None = vocab("os", "linux or windows.")
@@ -52,8 +76,9 @@ class HistoryParams(PageParams):
 def price_history(request: Request, q: Annotated[HistoryParams, Query()]) -> Response:
     """Versions with valid_from/valid_to, oldest first unless ``sort`` says otherwise."""
     return render_list(request, queries.price_history_query(
-        sku=q.sku, region=listed(q.region), offer=choice("offer", q.offer),
-        os=choice("os", q.os)), q)
+        sku=q.sku, provider=[p.strip().lower() for p in listed(q.provider)],
+        source=check_choice("source", listed(q.source), PRICE_SOURCES), region=listed(q.region),
+        offer=choice("offer", q.offer), os=choice("os", q.os)), q)
 
 
 @router.get("/accelerators", summary="Accelerator catalogue: ids, spellings per round, coverage, gaps",

@@ -13,7 +13,7 @@ const DEFAULTS = {model: "deepseek-r1", round: "", target: "", scenario: "Intera
                   all: "", answer: "500", accelerator: "", sku: "Standard_ND96isr_H100_v5",
                   seq: "8192/1024"};
 const CHOICES = {scenario: ["Interactive", "Server", "Offline"], division: ["closed", "open", "all"],
-                 availability: ["available", "preview", "rdi", "all"], basis: ["assumed", "list_price"],
+                 availability: ["available", "preview", "rdi", "all"], basis: ["assumed", "list_price", "providers"],
                  all: ["", "1"], seq: ["8192/1024", "1024/1024", "1024/8192"]};
 const TOP = 15;  // bars per chart unless "show every system"
 // Colour-blind-safe (Okabe-Ito, then Tol's muted); every bar also carries a pattern and a text
@@ -303,20 +303,39 @@ async function ratios(s) {
        axis: `${scenario} ÷ Offline throughput (ratio)`});
 }
 
+// Each row's cheapest provider (basis providers): /v1/costs prices every result on every
+// provider that rents its accelerator; one row per result is kept, its provider named.
+function cheapestPerResult(rows) {
+  const best = new Map();
+  for (const r of rows) {
+    if (r.provider === "cheapest" || r.provider === "median") continue;
+    const had = best.get(r.id.split(":list_price:")[0]);
+    if (!had || r.cost_per_million_tokens < had.cost_per_million_tokens) best.set(r.id.split(":list_price:")[0], r);
+  }
+  const none = rows.filter((r) => r.provider === "cheapest" && r.price_status === "no price");
+  return [...best.values(), ...none];
+}
+
 async function costs(s) {
-  const extra = {scenario: s.scenario, basis: s.basis, sort: "cost_per_million_tokens", limit: "1000"};
-  if (s.basis === "assumed") extra.rate = s.rate; else extra.region = s.region;
+  const extra = {scenario: s.scenario, basis: s.basis === "providers" ? "list_price" : s.basis,
+                 sort: "cost_per_million_tokens", limit: "1000"};
+  if (s.basis === "assumed") extra.rate = s.rate;
+  else if (s.basis === "providers") extra.provider = "all";
+  else extra.region = s.region;
   const path = `/v1/costs?${common(s, extra)}`;
   csv("costs-csv", path);
   $("costs-note").textContent = s.basis === "assumed"
     ? `At an assumed $${s.rate} per accelerator-hour (evidence: assumption), for every Tokens/s result of the view.`
+    : s.basis === "providers"
+    ? "At the cheapest current on-demand price per accelerator-hour of any provider that rents the accelerator (the Azure API and every cloud of the SkyPilot catalog, any region; evidence: list_price); the provider is named beside each cost."
     : `At the cheapest current Azure on-demand Linux price per accelerator-hour in ${s.region} (evidence: list_price); systems whose accelerator Azure does not rent there show "no price".`;
-  const measured = await all(path);
+  const pick = s.basis === "providers" ? cheapestPerResult : (rows) => rows;
+  const measured = pick(await all(path));
   // your own runs of the model (perfledger import), priced the same way: they have no scenario
   const own = {...extra, evidence: "self_measured"};
   delete own.scenario;
   const cost = (r) => r.cost_per_million_tokens ?? Infinity;  // cheapest first, no price last
-  const rows = measured.concat(await all(`/v1/costs?${common(s, own)}`)).sort((a, b) => cost(a) - cost(b));
+  const rows = measured.concat(pick(await all(`/v1/costs?${common(s, own)}`))).sort((a, b) => cost(a) - cost(b));
   rowsOrNone("costs-table", rows.map((r) => `<tr data-evidence="${esc(r.evidence)}">
       <td>${esc(r.evidence === "self_measured" ? `Your run: ${r.system_name}` : system(r))}</td><td>${esc(r.accelerator_id ?? "—")}</td>
       <td>${esc(r.division ?? "—")}</td><td>${esc(r.availability ?? "—")}</td>
@@ -324,13 +343,13 @@ async function costs(s) {
       <td class="num" data-v="${r.result}">${r.evidence === "measured" ? link(`/v1/results/${r.result_id}`, whole(r.result)) : whole(r.result)}</td>
       <td class="num" data-v="${r.rate_per_accelerator_hour ?? ""}">${r.rate_per_accelerator_hour == null ? "" : num(r.rate_per_accelerator_hour)}</td>
       <td class="num" data-testid="cost" data-v="${r.cost_per_million_tokens ?? ""}">${r.cost_per_million_tokens == null ? '<span class="none">no price</span>' : num(r.cost_per_million_tokens, 3)}</td>
-      <td>${esc(r.sku ? `${r.sku}${r.reservation_term ? " · " + r.reservation_term : ""}` : r.price_basis === "assumed" ? "assumed rate" : "")}</td>
+      <td data-testid="sku">${esc(r.sku ? `${s.basis === "providers" ? `${r.provider}: ` : ""}${r.sku}${r.reservation_term ? " · " + r.reservation_term : ""}` : r.price_basis === "assumed" ? "assumed rate" : "")}</td>
       <td>${esc(r.basis)}</td></tr>`).join(""), 10, "No rows.");
   const priced = rows.filter((r) => r.cost_per_million_tokens != null);
   if (!rows.length) {
     empty("costs-empty", `No Tokens/s result for ${esc(modelOf(s))} ${esc(s.scenario)} in this view.${why(rows)}`);
   } else if (!priced.length) {
-    const any = await api("/v1/prices?limit=1");  // no price anywhere: the API says why
+    const any = await api("/v1/prices?limit=1&source=azure_prices");  // no price anywhere: the API says why
     const none = any.total ? `No accelerator in this view has an Azure list price in ${esc(s.region)}`
       : `No Azure list price in this snapshot (${esc(any.hint)})`;
     empty("costs-empty", `${none} — switch the price basis to an assumed rate<button type="button" id="use-assumed">Use an assumed rate</button>, or choose another region.`);
@@ -340,8 +359,9 @@ async function costs(s) {
   }
   const kinds = priced.some((r) => r.evidence === "self_measured") ? "measured and self_measured" : "measured";
   const evidence = `${kinds} + ${s.basis === "assumed" ? "assumption" : "list_price"}`;
+  const whose = s.basis === "providers" ? ", cheapest provider" : "";
   bars("costs-chart", priced, {value: (r) => r.cost_per_million_tokens, fmt: (v) => `$${num(v, 3)}`, all: s.all,
-       title: `Cheapest first, ${modelOf(s)} ${s.scenario} (evidence: derived: ${evidence})`,
+       title: `Cheapest first${whose}, ${modelOf(s)} ${s.scenario} (evidence: derived: ${evidence})`,
        axis: "USD per million tokens"});
 }
 
@@ -532,7 +552,7 @@ async function claims(s) {
 }
 
 async function prices(s) {
-  const q = new URLSearchParams({sku: s.sku, region: s.region, offer: "on_demand", os: "linux", limit: "1000", sort: "valid_from"});
+  const q = new URLSearchParams({sku: s.sku, source: "azure_prices", region: s.region, offer: "on_demand", os: "linux", limit: "1000", sort: "valid_from"});
   const path = `/v1/prices/history?${q}`;
   csv("prices-csv", path);
   const rows = await all(path);

@@ -11,6 +11,7 @@ from ingest.azure_prices.fetch import build_filter, fetch_pages
 from ingest.azure_prices.parse import PARSER_VERSION, SOURCE, parse
 from ingest.context import LoadContext, SourceConfig
 from ingest.http import Raw
+from ingest.versions import version
 from warehouse.exceptions import ParseError
 from warehouse.model.vocabulary import SourceStatus
 from warehouse.storage.db import insert_rows, scalar
@@ -64,7 +65,8 @@ def load(ctx: LoadContext) -> None:
     ctx.flush_snapshots()
     ctx.changing()
     _stage(ctx, cfg, url, pages, observed)
-    counts, gone = _version(ctx.con, observed)
+    counts, gone = version(ctx.con, "azure_price", "_azure_read", observed=observed,
+                           same=("retail_price", "unit_price", "effective_start"))
     _report_unmapped(ctx)
     inserted = counts.get("new", 0) + counts.get("changed", 0)
     ctx.outcome.details.update(new_versions=inserted, closed_versions=counts.get("changed", 0),
@@ -151,53 +153,6 @@ def _stage(ctx: LoadContext, cfg: AzureConfig, url: str, pages: list[tuple[str, 
             f"(os = unknown, never priced unless asked): {', '.join(unknown_os[:10])}")
     ctx.check_shrink("azure_prices", open_count, items)
     ctx.check_growth("azure_prices", open_count, items)
-
-
-def _version(con, observed: datetime) -> tuple[dict[str, int], int]:
-    """Version ``azure_price`` from ``_azure_read`` (then dropped): (changes by kind, items
-    delisted)."""
-    # Per item (the first occurrence of a price key wins: the API repeats an item across pages
-    # at times): same as its open version, changed, or new. A changed price opens at its
-    # effective start when that is later than the open version's start, else when observed; a
-    # new (or re-listed) item opens at its effective start, but never before its last version
-    # closed, so windows never overlap. Only keys are kept here; rows stay in _azure_read.
-    con.execute("""
-        CREATE OR REPLACE TEMP TABLE _azure_diff AS
-        SELECT n.ord, n.price_key, c.id AS open_id,
-               CASE WHEN c.id IS NULL THEN 'new'
-                    WHEN (c.retail_price, c.unit_price, c.effective_start)
-                         = (n.retail_price, n.unit_price, n.effective_start) THEN 'same'
-                    ELSE 'changed' END AS change,
-               CASE WHEN c.id IS NULL THEN greatest(n.effective_start, coalesce(p.last_end, n.effective_start))
-                    WHEN n.effective_start > c.valid_from THEN n.effective_start
-                    ELSE $observed END AS valid_from
-        FROM (SELECT ord, price_key, retail_price, unit_price, effective_start FROM _azure_read
-              QUALIFY row_number() OVER (PARTITION BY price_key ORDER BY ord) = 1) n
-        LEFT JOIN azure_price c ON c.price_key = n.price_key AND c.valid_to IS NULL
-        LEFT JOIN (SELECT price_key, max(valid_to) AS last_end FROM azure_price
-                   WHERE valid_to IS NOT NULL GROUP BY price_key) p ON p.price_key = n.price_key
-    """, {"observed": observed})
-    counts = dict(con.execute("SELECT change, count(*) FROM _azure_diff GROUP BY 1").fetchall())
-    [gone] = con.execute(  # an UPDATE answers with the number of rows it changed
-        "UPDATE azure_price SET valid_to = $observed, listed = false "
-        "WHERE valid_to IS NULL AND price_key NOT IN (SELECT price_key FROM _azure_diff)",
-        {"observed": observed}).fetchone() or (0,)
-    con.execute("UPDATE azure_price SET valid_to = d.valid_from, listed = true FROM _azure_diff d "
-                "WHERE azure_price.id = d.open_id AND d.change = 'changed'")
-    con.execute("UPDATE azure_price SET last_seen_at = $observed WHERE id IN "
-                "(SELECT open_id FROM _azure_diff WHERE change = 'same')", {"observed": observed})
-    # Version id: the item's content id and the version's start (epoch microseconds).
-    con.execute("""
-        INSERT INTO azure_price BY NAME
-        SELECT n.* EXCLUDE (ord) REPLACE (
-                   left(sha256(n.id || chr(31) || epoch_us(d.valid_from)::VARCHAR), 16) AS id,
-                   d.valid_from AS valid_from)
-        FROM _azure_read n JOIN _azure_diff d USING (ord)
-        WHERE d.change IN ('new', 'changed')
-    """)
-    con.execute("DROP TABLE _azure_read")
-    con.execute("DROP TABLE _azure_diff")
-    return counts, gone
 
 
 def _report_unmapped(ctx: LoadContext) -> None:

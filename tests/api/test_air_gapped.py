@@ -1,8 +1,8 @@
 """The first hour with no network (#36), as `make run` does it: `perfledger refresh` with the
 repository's own sources.toml while every fetch is refused (each goes to a proxy nothing listens
 on), then `perfledger serve` and the explorer in a real browser. MLPerf's pinned rounds and the
-rules come from the built-in mirror; Azure prices and InferenceX have no carried copy, and each
-empty section says so."""
+rules come from the built-in mirror (and samples of five clouds' catalog prices); Azure prices
+and InferenceX have no carried copy, and each empty section says so."""
 
 from __future__ import annotations
 
@@ -51,7 +51,11 @@ def test_the_refresh_says_one_short_line_per_source(air_gapped):
                                               "gpt-oss-120b has never loaded: ")
     assert any(line.startswith("note: MLPerf could not be reached; the README's section "
                                "'Air-gapped: the built-in mirror'") for line in lines)
-    assert lines[-1].endswith("azure_prices did not load; inferencex loaded in part (above)")
+    # the SkyPilot catalog's carried samples stand in for five clouds; the others fail alone
+    assert by_source["cloud_prices"].startswith("cloud_prices: partial, 141 rows — aws has "
+                                                "never loaded: ")
+    assert lines[-1].endswith("azure_prices did not load; cloud_prices, inferencex loaded in "
+                              "part (above)")
     assert all(len(line) <= 300 for line in lines), max(map(len, lines))
 
 
@@ -145,6 +149,7 @@ def test_make_run_ends_with_the_summary(tmp_path):
                        f"{base}/docs , MCP at {base}/mcp/ (stop with Ctrl-C)"), lines
     assert tail[1] == "from the network: curated"
     assert tail[2] == ("from the built-in mirror (no network): mlperf (v4.1, v5.1, v6.0, v6.1); "
-                       "mlperf_rules; inferencex (DeepSeek-R1-0528, DeepSeek-V4-Pro)")
-    assert tail[3].startswith("needs the network: azure_prices; inferencex (model gpt-oss-120b)")
+                       "mlperf_rules; cloud_prices (azure, gcp, lambda, runpod, vast); "
+                       "inferencex (DeepSeek-R1-0528, DeepSeek-V4-Pro)")
+    assert tail[3].startswith("needs the network: azure_prices; cloud_prices (aws")
     assert tail[4].startswith("scheduled refreshes: `perfledger refresh` exits 0")

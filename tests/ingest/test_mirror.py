@@ -157,11 +157,12 @@ def test_with_the_mirror_off_an_offline_refresh_fails_as_before(tmp_path):
     dead = f"http://127.0.0.1:{free_port()}"
     off = "builtin_mirror = false"
     settings = make_settings(tmp_path, _repo_sources_at(
-        tmp_path, dead, mlperf=off, mlperf_rules=off, inferencex=off,
+        tmp_path, dead, mlperf=off, mlperf_rules=off, inferencex=off, cloud_prices=off,
         curated="enabled = false"))
     report = refresh(settings)
     by = {s.source: s for s in report.sources}
     assert report.status == "failed" and report.snapshot_id is None
+    assert by["cloud_prices"].status == "failed" and "carried" not in by["cloud_prices"].message
     assert by["inferencex"].status == "failed" and "carried" not in by["inferencex"].message
     assert by["mlperf"].status == "failed" and by["mlperf_rules"].status == "failed"
     for name in ROUNDS:

@@ -150,7 +150,8 @@ def test_run_record_is_json_with_stages_and_bytes(published):
     assert on_disk == run  # the record file is the journal entry, as JSON
     assert run["status"] == "published" and run["snapshot_id"] == layout.read_current().id
     [mlperf] = run["sources"]
-    assert sorted(run["disabled"]) == ["azure_prices", "curated", "inferencex", "mlperf_rules"]
+    assert sorted(run["disabled"]) == ["azure_prices", "cloud_prices", "curated", "inferencex",
+                                       "mlperf_rules"]
     assert mlperf["source"] == "mlperf" and mlperf["status"] == "updated"
     assert mlperf["bytes_fetched"] == len(body) and mlperf["rows"] == csv_rows(body)
     assert set(run["stages"]) >= {"stage", "derive", "validate", "publish"}

@@ -23,6 +23,7 @@ from warehouse.figures.calculators import cost_per_million_sql
 from warehouse.model.vocabulary import (
     ASSUMED_RATES,
     CLAIM_LABELS,
+    HOURLY_UNITS,
     INFERENCEX_ATTRIBUTION,
     LATENCY_SCENARIOS,
     LATENCY_UNITS,
@@ -394,18 +395,62 @@ JOIN round_rule b ON b.round = r.round AND b.model_family = r.model_family
 WHERE NOT r.is_power AND r.units = """ + TOKENS + """
 """)
 
+# price_catalog holds two sources under Azure's column names, so each column says what it
+# holds for each (the Azure API's meaning, then the SkyPilot catalog rows' value).
+_CATALOG_AS = {
+    "id": "cloud_price.id", "price_key": "cloud_price.price_key",
+    "arm_sku_name": "the instance type", "arm_region_name": "the region as the catalog writes it",
+    "price_type": "Consumption", "tier_minimum_units": "0", "currency": "USD",
+    "retail_price": "the published price (GCP host + GPU: their sum)",
+    "unit_price": "the published price", "unit_of_measure": HOURLY_UNITS[0],
+    "hourly_price": "the price per hour, NULL when refused as a sentinel", "os": "linux",
+    "offer": "on_demand or spot", "effective_start": "when first observed",
+    "valid_from": "when first observed (a backfill: the commit's date)",
+    "valid_to": "when replaced (NULL: current)", "first_seen_at": "the first fetch that saw it",
+    "last_seen_at": "the latest fetch that saw it", "listed": "false once gone from the file",
+    "source_snapshot_id": "the CSV it was read from"}
+
+
+def _price_catalog_columns() -> dict[str, str]:
+    from warehouse.model.schema import AzurePriceBase
+
+    return {name: f"{field.description} SkyPilot catalog rows: "
+                  f"{_CATALOG_AS.get(name, 'NULL')}."
+            for name, field in AzurePriceBase.model_fields.items()
+            if field.description and name != "evidence"}  # list_price in both: passed through
+
+
 view("price_catalog",
-     "Every Azure price version with the accelerator its VM size rents (NULL when unmapped) and "
-     "the price per accelerator-hour.",
-     {"price_per_accelerator_hour": "hourly_price / accelerators per VM (NULL when unmapped)",
-      "accelerator_id": "Accelerator the VM size rents (accelerator_alias of kind azure_sku); "
-                        "NULL when unmapped"},
+     "Every price version of every provider with the accelerator it rents (NULL when unmapped) "
+     "and the price per accelerator-hour: Azure's own API (azure_price, every column) and each "
+     "cloud of the SkyPilot catalog (cloud_price, under Azure's column names: instance type as "
+     "arm_sku_name, region as arm_region_name; Azure-only columns NULL).",
+     {**_price_catalog_columns(),
+      "price_per_accelerator_hour": "hourly_price / accelerators per VM (NULL when unmapped)",
+      "accelerator_id": "Accelerator the VM size rents (azure: accelerator_alias of kind "
+                        "azure_sku; the catalog: data/cloud_accelerators.yaml); NULL when "
+                        "unmapped",
+      "provider": "azure for the Azure API's prices, else the catalog's cloud name",
+      "price_source": "azure_prices (the Azure Retail Prices API) or cloud_prices (the "
+                      "SkyPilot catalog)",
+      "zone": "Availability zone, where the catalog gives one"},
      inherits=("azure_price",))(
 """
-SELECT p.*, a.accelerator_id, a.count AS accelerators,
+SELECT p.*, 'azure' AS provider, 'azure_prices' AS price_source, NULL::VARCHAR AS zone,
+       a.accelerator_id, a.count AS accelerators,
        p.hourly_price / a.count AS price_per_accelerator_hour
 FROM azure_price p
 LEFT JOIN accelerator_alias a ON a.kind = 'azure_sku' AND a.alias = p.arm_sku_name
+UNION ALL BY NAME
+SELECT c.id, c.price_key, c.instance_type AS arm_sku_name, c.region AS arm_region_name,
+       'Consumption' AS price_type, 0.0 AS tier_minimum_units, 'USD' AS currency,
+       c.published_price AS retail_price, c.published_price AS unit_price,
+       """ + _lit(HOURLY_UNITS[0]) + """ AS unit_of_measure, c.hourly_price, 'linux' AS os, c.offer,
+       c.valid_from AS effective_start, c.valid_from, c.valid_to, c.first_seen_at,
+       c.last_seen_at, c.listed, c.evidence, c.source_snapshot_id, c.cloud AS provider,
+       'cloud_prices' AS price_source, c.zone, c.accelerator_id, c.accelerators,
+       c.hourly_price / c.accelerators AS price_per_accelerator_hour
+FROM cloud_price c
 """)
 
 view("accelerator_hour_price",
@@ -421,7 +466,46 @@ SELECT id AS price_id, arm_sku_name, arm_region_name, price_type, offer, os,
        source_snapshot_id, """ + _lit(basis(Evidence.list_price)) + """ AS basis,
        """ + LIST_PRICE + """ AS weakest_input
 FROM price_catalog
-WHERE accelerators > 0 AND hourly_price IS NOT NULL
+WHERE accelerators > 0 AND hourly_price IS NOT NULL AND price_source = 'azure_prices'
+""")
+
+view("provider_price",
+     "Every provider's GPU prices per accelerator-hour, one row per price version: Azure's own "
+     "API (Linux, pay as you go, spot and low priority) and every cloud of the SkyPilot catalog "
+     "(cloud_price, mapped and priced rows only), side by side under one provider name.",
+     {"provider": "Cloud: azure for the Azure API's prices, else the catalog's cloud name "
+                  "(aws, azure, gcp, lambda, runpod, vast...)",
+      "price_source": "azure_prices (the Azure Retail Prices API) or cloud_prices (the "
+                      "SkyPilot catalog)",
+      "instance_type": "VM size or instance type whose price this is",
+      "region": "Region as the provider writes it",
+      "zone": "Availability zone, where the catalog gives one",
+      "offer": f"Offer: {OFFERS_SAID}",
+      "price_per_accelerator_hour": "hourly_price / accelerators per instance",
+      "price_id": "azure_price.id or cloud_price.id of the price version",
+      "hourly_price": "USD per instance-hour (Azure's hourly price, or the catalog's)",
+      "accelerators": "Accelerators one instance rents (Azure: accelerator_alias; the catalog: "
+                      "data/cloud_accelerators.yaml or its own count)",
+      "accelerator_id": "Accelerator the instance rents",
+      "valid_from": "Since when this price version holds",
+      "valid_to": "When a newer version replaced it (NULL: current)",
+      "source_snapshot_id": "source_snapshot.id of the page or CSV the price was read from",
+      "basis": "Evidence basis; always derived: list_price"},
+     inherits=("accelerator_hour_price", "cloud_price"), weakest=(Evidence.list_price,))(
+"""
+SELECT price_id, 'azure' AS provider, 'azure_prices' AS price_source,
+       arm_sku_name AS instance_type, arm_region_name AS region, NULL::VARCHAR AS zone, offer,
+       accelerator_id, accelerators, hourly_price, price_per_accelerator_hour, valid_from,
+       valid_to, source_snapshot_id, basis, weakest_input
+FROM accelerator_hour_price
+WHERE os = 'linux' AND price_type = 'Consumption'
+UNION ALL
+SELECT c.id, c.cloud, 'cloud_prices', c.instance_type, c.region, c.zone, c.offer,
+       c.accelerator_id, c.accelerators, c.hourly_price, c.hourly_price / c.accelerators,
+       c.valid_from, c.valid_to, c.source_snapshot_id,
+       """ + _lit(basis(Evidence.list_price)) + """, """ + LIST_PRICE + """
+FROM cloud_price c
+WHERE c.accelerator_match = 'mapped' AND c.hourly_price IS NOT NULL AND c.accelerators > 0
 """)
 
 view("cost_input",
@@ -514,14 +598,55 @@ WITH {first} p AS (
 SELECT r.id || ':list_price:' || {region} || ':' || {offer} || ':' || {os_}
            || coalesce(':' || p.reservation_term, '') AS id,
        {columns},
-       'list_price' AS price_basis, {region} AS region, {offer} AS offer, {os_} AS os,
-       p.reservation_term, p.sku, p.price_id, p.price_valid_from,
+       'list_price' AS price_basis, 'azure' AS provider, {region} AS region, {offer} AS offer,
+       {os_} AS os, p.reservation_term, p.sku, p.price_id, p.price_valid_from,
        p.rate AS rate_per_accelerator_hour,
        CASE WHEN p.rate IS NULL THEN 'no price' ELSE 'priced' END AS price_status,
        {result_cost("p.rate")} AS cost_per_million_tokens,
        {row_basis} AS basis,
        {LIST_PRICE} AS weakest_input
 FROM {inputs or "cost_input"} r {asked} {join} p ON p.accelerator_id = r.accelerator_id"""
+
+
+def provider_cost_sql(price_where: str, *, every: bool, inputs: str) -> str:
+    """Cost per million tokens of the rows ``inputs`` selects (``frontier.cost_input_sql``) on
+    each provider that rents their accelerator: per provider, its cheapest price
+    per accelerator-hour for the offer (any region) among the versions ``price_where`` selects
+    (over ``provider_price``); with ``every``, also the cheapest provider's and the median of
+    the providers' rates ('no price' with a NULL cost where no provider rents it). Bound
+    parameters, in order: the offer, ``price_where``'s, the providers (a list; empty: all),
+    then ``inputs``'."""
+    columns = (COST_RESULT_COLUMNS + ", r.evidence, "
+               + ", ".join(f"r.{c}" for c, _ in OBSERVED_COST_COLUMNS))
+    summary = """
+    UNION ALL (SELECT accelerator_id, 'cheapest', rate, sku, region, price_id, price_valid_from
+    FROM p QUALIFY row_number() OVER (PARTITION BY accelerator_id ORDER BY rate, provider) = 1)
+    UNION ALL SELECT accelerator_id, 'median', median(rate), NULL, NULL, NULL, NULL
+    FROM p GROUP BY 1""" if every else ""
+    return f"""
+WITH ask AS (SELECT ?::VARCHAR AS offer),
+p AS (  -- each provider's cheapest price version (ties: by instance type, region, id)
+    SELECT accelerator_id, provider, price_per_accelerator_hour AS rate, instance_type AS sku,
+           region, price_id, valid_from AS price_valid_from
+    FROM provider_price WHERE offer = (SELECT offer FROM ask) AND {price_where}
+    QUALIFY row_number() OVER (PARTITION BY accelerator_id, provider ORDER BY
+                               price_per_accelerator_hour, instance_type, region, price_id) = 1),
+chosen AS (SELECT * FROM p WHERE len(?::VARCHAR[]) = 0 OR list_contains(?::VARCHAR[], provider)
+           {summary}),
+priced AS (
+    SELECT r.*, c.provider, c.rate, c.sku, c.region, c.price_id, c.price_valid_from
+    FROM {inputs} r JOIN chosen c ON c.accelerator_id = r.accelerator_id
+    {"UNION ALL BY NAME SELECT r.*, 'cheapest' AS provider FROM " + inputs + " r WHERE "
+     "r.accelerator_id IS NULL OR r.accelerator_id NOT IN (SELECT accelerator_id FROM p)"
+     if every else ""})
+SELECT r.id || ':list_price:' || r.provider || ':' || (SELECT offer FROM ask) AS id,
+       {columns}, 'list_price' AS price_basis, r.provider, r.region,
+       (SELECT offer FROM ask) AS offer, 'linux' AS os, NULL::VARCHAR AS reservation_term,
+       r.sku, r.price_id, r.price_valid_from, r.rate AS rate_per_accelerator_hour,
+       CASE WHEN r.rate IS NULL THEN 'no price' ELSE 'priced' END AS price_status,
+       {result_cost("r.rate")} AS cost_per_million_tokens,
+       {evidence_basis("r", Evidence.list_price)} AS basis
+FROM priced r"""
 
 
 view("list_price_cost",
@@ -537,6 +662,8 @@ view("list_price_cost",
       "premium_vs_offline": "This cost / the same system's Offline cost (= Offline throughput "
                             "/ this throughput); NULL for Offline rows",
       "price_basis": "Always list_price here",
+      "provider": "Always azure here (the Azure API's prices; /v1/costs?provider= prices "
+                  "every provider)",
       "region": "Azure region of the price (arm_region_name)",
       "sku": "The VM size (arm_sku_name) whose price is the cheapest",
       "price_valid_from": "Since when that price version holds",
@@ -755,12 +882,12 @@ FROM c LEFT JOIN near n ON n.claim_id = c.id
 LEFT JOIN observation o ON o.id = n.obs_id
 """)
 
-LINEAGE_IDS = {"accelerator_hour_price": "price_id"}  # views whose row id is named otherwise
+LINEAGE_IDS = {"accelerator_hour_price": "price_id", "provider_price": "price_id"}  # ids named otherwise
 
 view("derived_lineage",
      "Every derived row with the basis it reports and the weakest evidence among its inputs; "
      "validation checks that the two agree.",
-     {"id": "id of the row in its view (accelerator_hour_price: price_id)"},
+     {"id": "id of the row in its view (accelerator_hour_price, provider_price: price_id)"},
      weakest=frozenset().union(*WEAKEST.values()))(
     "\nUNION ALL\n".join(  # every derived view registered above, by its row id
         f"SELECT '{name}' AS relation, {LINEAGE_IDS.get(name, 'id')} AS id, "

@@ -52,7 +52,7 @@ FRONTIER_PARAMS = (
     ("fws", "VARCHAR[]"), ("precs", "VARCHAR[]"), ("specs", "VARCHAR[]"), ("disagg", "BOOLEAN"),
     ("until", "DATE"), ("x0", "DOUBLE"), ("rate", "DOUBLE"), ("region", "VARCHAR"),
     ("offer", "VARCHAR"), ("os", "VARCHAR"), ("dominated", "BOOLEAN"),
-    ("mlperf_division", "VARCHAR[]"), ("ml_accs", "VARCHAR[]"),
+    ("mlperf_division", "VARCHAR[]"), ("ml_accs", "VARCHAR[]"), ("provider", "VARCHAR"),
 )
 
 # What makes one InferenceX curve (a configuration whose latest run is the current one).
@@ -214,13 +214,20 @@ def _mlperf_ctes() -> str:
       AND (target_id = ask.model OR key = ask.model OR lower(display) = lower(ask.model))
     UNION SELECT DISTINCT model_id FROM obs WHERE model_id IS NOT NULL  -- self-measured too
 ),
-lp AS (
+lp AS (  -- Azure in one region (no provider asked), else one provider or the cheapest of any
     SELECT p.accelerator_id, min(p.price_per_accelerator_hour) AS rate,
            arg_min(p.arm_sku_name, p.price_per_accelerator_hour) AS sku
     FROM accelerator_hour_price p, ask
-    WHERE p.valid_to IS NULL AND lower(p.arm_region_name) = lower(ask.region)
-      AND p.offer = ask.offer AND p.os = ask.os
+    WHERE ask.provider IS NULL AND p.valid_to IS NULL
+      AND lower(p.arm_region_name) = lower(ask.region) AND p.offer = ask.offer AND p.os = ask.os
     GROUP BY p.accelerator_id
+    UNION ALL
+    SELECT p.accelerator_id, p.price_per_accelerator_hour, p.provider || ': ' || p.instance_type
+    FROM provider_price p, ask
+    WHERE ask.provider IS NOT NULL AND p.valid_to IS NULL AND p.offer = ask.offer
+      AND (ask.provider = 'cheapest' OR p.provider = ask.provider)
+    QUALIFY row_number() OVER (PARTITION BY p.accelerator_id ORDER BY
+                               p.price_per_accelerator_hour, p.provider, p.instance_type) = 1
 ),
 ml AS (
     SELECT r.*, CASE WHEN r.scenario = 'Offline' THEN 0.0

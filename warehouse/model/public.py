@@ -85,8 +85,17 @@ class HardwareCatalogPublic(HardwareSpecBase, SourceLink):
 
 
 class PriceCatalogPublic(AzurePriceBase, SourceLink):
-    """An Azure price version with the accelerator its VM size rents."""
+    """A price version of any provider (the Azure API's, or a SkyPilot catalog cloud's) with
+    the accelerator its VM size rents."""
 
+    provider: str = Field(description="azure for the Azure API's prices, else the SkyPilot "
+                          "catalog's cloud name (aws, gcp, lambda, runpod, vast...).")
+    price_source: str = Field(description="azure_prices (the Azure API) or cloud_prices (the "
+                              "SkyPilot catalog).")
+    zone: str | None = Field(None, description="Availability zone, where the catalog gives one.")
+    # Azure-only identifiers: NULL on the catalog's rows (a narrower type than the table's)
+    meter_id: str | None = Field(None, description="Azure meterId (NULL for catalog prices).")  # type: ignore[assignment]
+    sku_id: str | None = Field(None, description="Azure skuId (NULL for catalog prices).")  # type: ignore[assignment]
     accelerator_id: str | None = Field(None, description="Accelerator the VM size rents (NULL "
                                        "when unmapped).")
     accelerators: int | None = Field(None, description="Accelerators per VM.")
@@ -215,7 +224,7 @@ class TrendPublic(BaseModel):
 
 @relation(
     "cost_input", f"id@ result_id@ {KEYS} availability premium_vs_offline price_basis@ "
-    "region offer os reservation_term sku price_id@ price_valid_from "
+    "provider region offer os reservation_term sku price_id@ price_valid_from "
     f"rate_per_accelerator_hour@ price_status cost_per_million_tokens@ basis@ {CITED} "
     "evidence conc@observation isl@observation osl@observation interactivity@observation "
     "observed_on@observation run_url@observation file_name@observation",
@@ -223,12 +232,17 @@ class TrendPublic(BaseModel):
              "InferenceX observation) or self_measured (an imported run); ?evidence= asks.",
     premium_vs_offline="This cost / the same system's Offline cost (= Offline / this "
                        "throughput).",
-    region="Azure region of the list price (NULL for assumed rates).",
+    provider="Who rents at that list price: azure (its own API; the default), a cloud of the "
+             "SkyPilot catalog (?provider=), or, with provider=all, cheapest (the provider "
+             "with the lowest rate) and median (the median of the providers' rates); NULL for "
+             "assumed rates.",
+    region="Region of the list price (Azure's, or the cheapest region of the provider; NULL "
+           "for assumed rates and the median).",
     offer=f"Offer of the list price: {OFFERS_SAID} (NULL for assumed rates).",
     os="Operating system of the list price (NULL for assumed rates).",
     reservation_term="Term of a reservation price (1 Year, 3 Years); a reservation's hourly "
                      "price means nothing without it.",
-    sku="Azure VM size of the cheapest price per accelerator-hour used.",
+    sku="VM size or instance type of the cheapest price per accelerator-hour used.",
     price_valid_from="Since when that price version holds (with price_id: which version).",
     price_status="priced, no price (no list price for the accelerator: cost NULL) or "
                  "assumed.")

@@ -386,6 +386,43 @@ class AzurePrice(AzurePriceBase, table=True):
     __tablename__ = "azure_price"
 
 
+class CloudPriceBase(SQLModel):
+    id: str = F("Version id: hash of the row's content (price key, price, commit) and how many versions its key had before.", primary_key=True)
+    price_key: str = F("Hash of (cloud, instance type, accelerator name, region, zone, offer): one price across versions.")
+    cloud: str = F("Provider as the SkyPilot catalog names it (aws, azure, gcp, lambda, runpod, vast...).")
+    instance_type: str = F("Instance type; for a GCP GPU billed apart from its host, the host type it was summed with.")
+    accelerator_name: str | None = F("AcceleratorName as the catalog writes it (H100, A100-80GB, tpu-v6e-8); NULL for CPU rows.")
+    catalog_count: float | None = F("AcceleratorCount as the catalog writes it (may be wrong or missing: see accelerators).")
+    accelerator_id: str | None = F("Accelerator id of data/accelerators.yaml (data/cloud_accelerators.yaml rules); NULL unless mapped.")
+    accelerators: float | None = F("Accelerators one instance rents: the rule's count where it gives one, else the catalog's.")
+    accelerator_match: str = F("mapped, ambiguous, unmapped or none (no accelerator).")
+    accelerator_candidates: str | None = F("Ids an ambiguous name fits, comma-separated.")
+    vcpus: float | None = Num("vCPUs.")
+    memory_gib: float | None = Num("Memory in GiB.")
+    region: str = F("Region as the catalog writes it.")
+    zone: str | None = F("Availability zone (NULL where the catalog has none).")
+    offer: str = F("on_demand (Price) or spot (SpotPrice).")
+    hourly_price: float | None = Num("USD per instance-hour; NULL when refused.")
+    published_price: float | None = Num("The price the catalog writes (GCP host+GPU: their sum).")
+    gpu_part: float | None = Num("GCP: the GPU row's price summed into this host's price; NULL elsewhere.")
+    refused: str | None = F("Why the published price is not a price: zero or placeholder_700; NULL when priced.")
+    catalog_commit: str = F("skypilot-catalog commit (40 hex) the file was read at.")
+    catalog_line: int = F("Line of the CSV the row was read from (1 = header).")
+    valid_from: datetime = F("When this version was first observed (a backfill: the commit's date).")
+    valid_to: datetime | None = F("When a newer version replaced it (NULL: current).")
+    first_seen_at: datetime = F("First fetch that saw this version.")
+    last_seen_at: datetime = F("Latest fetch that saw this version.")
+    listed: bool = F("False once the row disappeared from its cloud's catalog (kept, never deleted).")
+    evidence: str = F(label_comment(TABLE_LABELS["cloud_price"]))
+    source_snapshot_id: str = F("source_snapshot.id of the CSV this version was first read from.")
+
+
+class CloudPrice(CloudPriceBase, table=True):
+    """GPU and TPU list prices of every cloud the SkyPilot catalog carries, versioned like azure_price."""
+
+    __tablename__ = "cloud_price"
+
+
 # --------------------------------------------------------------------------- InferenceX
 
 class InferencexObservationBase(SQLModel):
@@ -585,13 +622,14 @@ class SelfImport(SelfImportBase, table=True):
 TABLES: list[type[SQLModel]] = [
     SourceSnapshot, SourceState, RefreshRun, ValidationResult, MlperfResult, Claim, ClaimHistory, Hardware,
     HardwareSpec,
-    ModelShape, AcceleratorAlias, BenchmarkRule, RulePin, AzurePrice, InferencexObservation,
+    ModelShape, AcceleratorAlias, BenchmarkRule, RulePin, AzurePrice, CloudPrice, InferencexObservation,
     InferencexAlias, SelfObservation, SelfImport,
 ]
 
 # Tables whose rows are facts: each has `evidence` and `source_snapshot_id`.
 FACT_TABLES = ["mlperf_result", "claim", "claim_history", "hardware_spec", "model_shape",
-               "benchmark_rule", "azure_price", "inferencex_observation", "self_observation"]
+               "benchmark_rule", "azure_price", "cloud_price", "inferencex_observation",
+               "self_observation"]
 
 
 def _ddl(model: type[SQLModel]) -> str:

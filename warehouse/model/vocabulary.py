@@ -87,6 +87,7 @@ TABLE_LABELS: dict[str, frozenset[Evidence]] = {
     "model_shape": MODEL_SHAPE_LABELS,
     "benchmark_rule": frozenset({Evidence.benchmark_rule}),
     "azure_price": frozenset({Evidence.list_price}),
+    "cloud_price": frozenset({Evidence.list_price}),
     "inferencex_observation": frozenset({Evidence.third_party_measured}),
     "self_observation": frozenset({Evidence.self_measured}),
 }
@@ -213,6 +214,33 @@ HOURLY_UNITS = ("1 Hour", "1/Hour", "1 Hours")
 HOURS_IN_TERM = {"1 Year": 8760.0, "3 Years": 26280.0, "5 Years": 43800.0}
 PRICE_BASES = ("list_price", "assumed")
 PRICE_STATUSES = ("priced", "no price", "assumed")  # a cost row's price_status
+PRICE_SOURCES = ("azure_prices", "cloud_prices")  # where a price_catalog row was read
+# The SkyPilot catalog (cloud_price): the offers a catalog row carries (Price, SpotPrice), the
+# placeholders it writes where a cloud publishes no price (refused, kept with the reason), how
+# a (cloud, instance type) was mapped to an accelerator, and the move between two versions of
+# one price past which the refresh flags it (x or 1/x).
+CATALOG_OFFERS = (Offer.on_demand.value, Offer.spot.value)
+
+
+class CatalogSentinel(StrEnum):
+    """Why a catalog price was refused (``cloud_price.refused``): never a price, kept to show."""
+
+    zero = "zero"                   # $0: an unpriced size (Azure H100 sizes, for one)
+    placeholder_700 = "placeholder_700"  # GCP's 700.0 written for TPUs with no price
+
+
+class CloudMatch(StrEnum):
+    """How a catalog row's (cloud, instance type, accelerator name) met data/cloud_accelerators.yaml."""
+
+    mapped = "mapped"        # one accelerator id (and a count)
+    ambiguous = "ambiguous"  # the name fits several ids: reported, never guessed
+    unmapped = "unmapped"    # no rule: reported
+    none = "none"            # no accelerator (a CPU or host-only row)
+
+
+CLOUD_MATCHES = tuple(m.value for m in CloudMatch)
+PRICE_MOVE_FACTOR = 3.0  # a catalog price moving more than 3x (or to under 1/3) is flagged
+AZURE_CROSSCHECK_TOLERANCE = 0.01  # catalog vs Azure API, same SKU/region/Linux on demand: 1 %
 ASSUMED_RATES = (5.0, 10.0, 15.0)  # USD per accelerator-hour when the caller names none
 
 

@@ -265,7 +265,9 @@ OBSERVED_KNOWN = {
 
 def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region: str,
                 offer: str, os: str, as_of: datetime | None,
-                price_status: list[str], evidence: list[str] | None = None) -> ListQuery:
+                price_status: list[str], evidence: list[str] | None = None,
+                providers: list[str] | None = None,
+                accelerator_rates: dict[str, float] | None = None) -> ListQuery:
     """Cost per million tokens for every Tokens/s result, on the requested price bases.
 
     cost = rate x total_accelerators / (tokens/s x 3600) x 1e6. On the ``list_price`` basis the
@@ -279,6 +281,12 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     ``third_party_measured`` (InferenceX's observations) and ``self_measured`` (imported runs):
     each observation as a system of its every GPU serving its output tokens/s, by the same
     formula (``derived.cost_input_sql``). Round, division and availability filter MLPerf's rows.
+
+    ``providers`` prices the list_price basis per provider instead (``provider_price``: the
+    Azure API and every cloud of the SkyPilot catalog), each provider's cheapest rate for the
+    offer in any region; ``all`` names every provider and adds the cheapest and the median
+    across them. ``accelerator_rates`` are assumed rates of one accelerator each, beside the
+    flat ``rates``.
     """
     kinds = evidence or [Evidence.measured.value]
     source, source_params = cost_input_sql(kinds)
@@ -289,17 +297,15 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     # The cost rows depend on the pricing parameters alone; the result filters apply outside,
     # so the same rows serve every filter (``keep``).
     if "list_price" in bases:
-        valid, valid_params = "valid_to IS NULL", []
-        if as_of is not None:
-            valid = "valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
-            valid_params = [as_of, as_of]
-        ask = "SELECT lower(?::VARCHAR) AS region, ?::VARCHAR AS offer, ?::VARCHAR AS os"
-        parts.append(derived.list_price_cost_sql(valid, ask=ask, inputs=source))
-        params += [region, offer, os, *valid_params, *source_params]
-    if "assumed" in bases:
+        sql, more = _list_price_part(source, source_params, providers or [], region=region,
+                                     offer=offer, os=os, as_of=as_of)
+        parts.append(sql)
+        params += more
+    if "assumed" in bases:  # flat rates for every accelerator, and one accelerator's
         parts.append(f"""
-            SELECT r.id || ':assumed:' || CAST(a.rate AS VARCHAR) AS id, {select},
-                   'assumed' AS price_basis, NULL::VARCHAR AS region,
+            SELECT r.id || ':assumed:' || coalesce(a.only || ':', '')
+                       || CAST(a.rate AS VARCHAR) AS id, {select},
+                   'assumed' AS price_basis, NULL::VARCHAR AS provider, NULL::VARCHAR AS region,
                    NULL::VARCHAR AS offer, NULL::VARCHAR AS os,
                    NULL::VARCHAR AS reservation_term, NULL::VARCHAR AS sku,
                    NULL::VARCHAR AS price_id,
@@ -307,15 +313,43 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
                    a.rate AS rate_per_accelerator_hour, 'assumed' AS price_status,
                    {derived.result_cost("a.rate")} AS cost_per_million_tokens,
                    {derived.evidence_basis("r", Evidence.assumption)} AS basis
-            FROM {source} r CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS rate) a""")
-        params += [*source_params, sorted(set(rates))]
+            FROM {source} r JOIN (
+                SELECT NULL::VARCHAR AS only, unnest(?::DOUBLE[]) AS rate
+                UNION ALL SELECT unnest(?::VARCHAR[]), unnest(?::DOUBLE[])) a
+              ON a.only IS NULL OR a.only = r.accelerator_id""")
+        per = accelerator_rates or {}
+        params += [*source_params, sorted(set(rates)), list(per), list(per.values())]
     if not parts:
         raise QueryError("basis must be list_price and/or assumed", param="basis")
     sql = " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts)
     q = _of_evidence(f.query("costs", CostPublic), kinds)
     q.subquery, q.keep = (sql, params), True
+    asked = tuple(p for p in providers or () if p != "all")
+    if asked:
+        q.known.append(Known("provider", asked,
+                             "SELECT DISTINCT provider FROM provider_price ORDER BY 1"))
     q.equals["price_status"] = price_status
     return q
+
+
+def _list_price_part(source: str, source_params: list, providers: list[str], *, region: str,
+                     offer: str, os: str, as_of: datetime | None) -> tuple[str, list]:
+    """The list_price rows of /v1/costs and their parameters: Azure in one region/offer/OS, or
+    per provider when ``providers`` names some (``all``: every one, cheapest and median)."""
+    valid, valid_params = "valid_to IS NULL", []
+    if as_of is not None:
+        valid = "valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
+        valid_params = [as_of, as_of]
+    if providers:
+        named = [p for p in providers if p != "all"]
+        every = len(named) < len(providers)
+        listed_ = [] if every else named
+        return (derived.provider_cost_sql(valid, every=every, inputs=source),
+                [offer, *valid_params, listed_, listed_, *source_params,
+                 *(source_params if every else [])])
+    ask = "SELECT lower(?::VARCHAR) AS region, ?::VARCHAR AS offer, ?::VARCHAR AS os"
+    return (derived.list_price_cost_sql(valid, ask=ask, inputs=source),
+            [region, offer, os, *valid_params, *source_params])
 
 
 def _of_evidence(q: ListQuery, kinds: list[str]) -> ListQuery:
@@ -403,12 +437,19 @@ def _valid_at(moment: datetime | None) -> tuple[str, list]:
 
 def prices_query(*, sku: list[str], accelerator: list[str], region: list[str],
                  price_type: list[str], offer: list[str], os: list[str],
-                 as_of: datetime | None) -> ListQuery:
-    """Each price version valid at ``as_of``, with the accelerator its VM size rents."""
+                 as_of: datetime | None, provider: list[str] | None = None,
+                 source: list[str] | None = None) -> ListQuery:
+    """Each price version valid at ``as_of`` of every provider and source (or those named),
+    with the accelerator its VM size rents."""
+    named = provider or []
     q = ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
-        "arm_sku_name": sku, "arm_region_name": region,
+        "provider": named, "price_source": source or [], "arm_sku_name": sku, "arm_region_name": region,
         "price_type": price_type, "offer": offer, "os": os},
-        casefold=("arm_sku_name", "arm_region_name"), sources=("azure_prices",))
+        casefold=("arm_sku_name", "arm_region_name"),
+        sources=tuple(source or ()) or _price_sources(named), any_source=True)
+    if named:
+        q.known.append(Known("provider", tuple(named),
+                             "SELECT DISTINCT provider FROM price_catalog ORDER BY 1"))
     q.where.append(_valid_at(as_of))
     if accelerator:
         q.any_of.append(AnyOf((("accelerator_id", False, Accelerators(tuple(accelerator))),)))
@@ -423,14 +464,26 @@ def prices_query(*, sku: list[str], accelerator: list[str], region: list[str],
 
 
 def price_history_query(*, sku: str, region: list[str], offer: list[str],
-                        os: list[str]) -> ListQuery:
-    """Every version of one VM size's prices, oldest first per price unless sorted."""
+                        os: list[str], provider: list[str] | None = None,
+                        source: list[str] | None = None) -> ListQuery:
+    """Every version of one VM size's prices (of the providers and sources named, else every
+    one), oldest first per price unless sorted."""
+    named = provider or []
     return ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
-        "arm_sku_name": [sku], "arm_region_name": region, "offer": offer, "os": os},
+        "provider": named, "price_source": source or [], "arm_sku_name": [sku],
+        "arm_region_name": region, "offer": offer, "os": os},
         sort=["price_key", "valid_from"], casefold=("arm_sku_name", "arm_region_name"),
-        sources=("azure_prices",),
+        sources=tuple(source or ()) or _price_sources(named), any_source=True,
         known=[Known("sku", (sku,), "SELECT DISTINCT arm_sku_name FROM price_catalog "
                      "ORDER BY 1")])
+
+
+def _price_sources(providers: list[str]) -> tuple[str, ...]:
+    """The sources whose rows a price query of these providers reads (any one will do)."""
+    if providers == ["azure"]:
+        return ("azure_prices",)
+    return ("cloud_prices",) if providers and "azure" not in providers \
+        else ("azure_prices", "cloud_prices")
 
 
 def sources_query(*, source: list[str]) -> ListQuery:
@@ -545,6 +598,11 @@ class FrontierFilter(BaseModel):
     region: str = Field("eastus2", description="Azure region of the list-price cost.")
     offer: str = one_of(OFFERS, "Azure offer of the list-price cost.", "on_demand")
     os: str = one_of(OPERATING_SYSTEMS, "Azure OS of the list-price cost.", "linux")
+    provider: str | None = Field(None, description="Price the list-price cost on this provider "
+                                 "instead of one Azure region: azure, a SkyPilot catalog cloud "
+                                 "(aws, gcp, vast...) or cheapest (any provider, any region), "
+                                 "at its cheapest rate for the offer; list_price_sku then names "
+                                 "the provider.")
     include_dominated: bool = Field(False, description="Also return the dominated points "
                                     "(kind=dominated).")
     mlperf_division: list[str] | None = one_of((*DIVISIONS, "all"), "MLPerf divisions "
@@ -565,7 +623,8 @@ def frontier_query(f: FrontierFilter) -> ListQuery:
         [v.strip().lower() for v in f.spec_method or []], f.disagg, day("date", f.date),
         f.interactivity, f.rate, f.region, f.offer, f.os, f.include_dominated,
         f.mlperf_division or [],
-        Accelerators(tuple(f.mlperf_accelerator)) if f.mlperf_accelerator else []]
+        Accelerators(tuple(f.mlperf_accelerator)) if f.mlperf_accelerator else [],
+        f.provider.strip().lower() if f.provider else None]
     q = ListQuery(relation="frontier", public=FrontierPointPublic,
                   subquery=(frontier_sql(), params),
                   sort=["series", "kind", "interactivity"], sources=("inferencex",))

@@ -98,6 +98,7 @@ class ListQuery:
     # own (no source join) and a page is its ``json`` column alone.
     served: bool = False
     sources: tuple[str, ...] = ()  # the sources the relation's rows come from
+    any_source: bool = False  # rows come from any one of ``sources`` (else from each)
     wider: ListQuery | None = None  # without the default filters, when not just fewer any_of
     caveat: Caveat | None = None  # rows a non-empty answer explains (``caveat_hint``)
 
@@ -380,7 +381,7 @@ def empty_hint(con: duckdb.DuckDBPyConnection, q: ListQuery, loaded: frozenset[s
     source's part of that name that failed in the last refresh, from ``failed``: part -> why);
     rows that exist outside the default filters; else the query's own note."""
     missing_sources = [s for s in q.sources if s not in loaded]
-    if missing_sources:
+    if missing_sources and (not q.any_source or len(missing_sources) == len(q.sources)):
         return Empty("no rows: " + "; ".join(absent(s) for s in missing_sources))
     said: list[str] = []
     for k in q.known:

@@ -1,0 +1,118 @@
+"""The SkyPilot catalog's real rows (the carried samples) parsed: columns by name, offers,
+sentinels, identity, GCP's two-row pricing and malformed files."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from ingest.cloud_prices.identity import read_rules
+from ingest.cloud_prices.parse import parse
+from ingest.context import CURATED_DATA
+from tests.ingest.cloud_prices.cases import sample
+from warehouse.exceptions import ParseError
+
+RULES = read_rules(CURATED_DATA / "cloud_accelerators.yaml")
+NOW = datetime(2026, 12, 5, tzinfo=UTC)
+
+
+def rows(cloud: str, body: bytes | None = None, notes: list | None = None) -> list[dict]:
+    real, commit = sample(cloud)
+    return list(parse(real if body is None else body, cloud=cloud, commit=commit, rules=RULES,
+                      snapshot_id="s", observed_at=NOW, notes=[] if notes is None else notes))
+
+
+def by(rs: list[dict], instance: str, region: str, offer: str = "on_demand") -> dict:
+    [row] = [r for r in rs if (r["instance_type"], r["region"], r["offer"])
+             == (instance, region, offer)]
+    return row
+
+
+def test_vast_columns_by_name_and_spot_zero_is_no_spot():
+    rs = rows("vast")
+    # 13 data lines, each with SpotPrice 0.00 ("no spot"): 13 on-demand rows, no spot row
+    assert len(rs) == 13 and {r["offer"] for r in rs} == {"on_demand"}
+    b200 = by(rs, "4x-B200-32-65536", ", US, NA")
+    assert (b200["hourly_price"], b200["accelerators"], b200["accelerator_id"]) == \
+        (18.82, 4.0, "nvidia-b200-sxm-180gb")
+    assert by(rs, "1x-H100_NVL-32-65536", "Bulgaria, BG, EU")["accelerator_id"] == "nvidia-h100-nvl"
+    assert by(rs, "8x-H100_SXM-32-65536", "Vietnam, VN, AS")["accelerator_id"] == "nvidia-h100-sxm"
+    assert by(rs, "1x-A100_SXM4-32-65536", "Georgia, US, NA")["accelerator_id"] == "nvidia-a100-40gb"
+    pcie = by(rs, "1x-A100_PCIE-32-65536", "Oklahoma, US, NA")
+    assert (pcie["accelerator_match"], pcie["accelerator_id"], pcie["accelerator_candidates"]) == \
+        ("ambiguous", None, "nvidia-a100-40gb,nvidia-a100-pcie-80gb")
+    rtx = by(rs, "1x-RTX_5090-32-65536", "Texas, US, NA")
+    assert (rtx["accelerator_match"], rtx["accelerator_id"]) == ("unmapped", None)
+    assert all(r["catalog_commit"] == "01b8cdda287814b30ff0acb49746cca19fbd4355" for r in rs)
+    assert all(r["evidence"] == "list_price" for r in rs)
+
+
+def test_azure_variants_counts_and_empty_prices():
+    rs = rows("azure")
+    nd = by(rs, "Standard_ND96isr_H100_v5", "eastus2")
+    # the catalog says 12 GPUs; the VM has 8 H100 SXM: 98.32 / 8 = 12.29 per GPU-hour
+    assert (nd["catalog_count"], nd["accelerators"], nd["accelerator_id"]) == \
+        (12.0, 8.0, "nvidia-h100-sxm")
+    assert nd["hourly_price"] / nd["accelerators"] == pytest.approx(12.29)
+    nc = by(rs, "Standard_NC40ads_H100_v5", "southcentralus", "spot")
+    assert (nc["accelerator_id"], nc["hourly_price"]) == ("nvidia-h100-nvl", 8.38)
+    # "Standard_NC16ads_A10_v4 … eastus" has no prices at all; the K80 promo no spot price
+    assert not [r for r in rs if r["instance_type"] == "Standard_NC16ads_A10_v4"
+                and r["region"] == "eastus"]
+    assert [r["offer"] for r in rs if r["instance_type"] == "Standard_NC24_Promo"] == ["on_demand"]
+    assert by(rs, "Basic_A0", "centralus")["accelerator_match"] == "none"
+    assert by(rs, "Standard_NV16as_v4", "eastus")["accelerator_match"] == "unmapped"
+
+
+def test_gcp_placeholders_refused_and_tpu_chips_counted():
+    rs = rows("gcp")
+    sa_east = [r for r in rs if r["region"] == "southamerica-east1"]
+    assert sorted((r["offer"], r["refused"], r["hourly_price"]) for r in sa_east) == [
+        ("on_demand", "placeholder_700", None), ("spot", "placeholder_700", None)]
+    sa_west = {r["offer"]: r for r in rs if r["region"] == "southamerica-west1"}
+    assert (sa_west["on_demand"]["hourly_price"], sa_west["spot"]["refused"]) == \
+        (10.8, "placeholder_700")
+    v6e = [r for r in rs if r["accelerator_name"] == "tpu-v6e-8" and r["region"] == "us-central1"
+           and r["offer"] == "on_demand"]
+    assert [(r["accelerator_id"], r["accelerators"], r["hourly_price"]) for r in v6e] == \
+        [("google-tpu-v6e", 8.0, 21.6)]
+    host = by(rs, "a3-highgpu-1g", "us-central1")  # a host row alone: no accelerator
+    assert (host["accelerator_match"], host["gpu_part"]) == ("none", None)
+
+
+def test_gcp_gpu_row_is_added_to_its_host():
+    # The real host rows of the sample and one GPU row shaped as the catalog writes them (no
+    # InstanceType; AcceleratorName and count; its own price): the GPU row goes into the host.
+    body, _ = sample("gcp")
+    gpu = b",,,H100,1,,us-central1,us-central1-a,9.8,2.5\n"
+    rs = rows("gcp", body + gpu)
+    a3 = by(rs, "a3-highgpu-1g", "us-central1")
+    assert (a3["accelerator_name"], a3["accelerator_id"], a3["accelerators"]) == \
+        ("H100", "nvidia-h100-sxm", 1.0)
+    assert a3["published_price"] == pytest.approx(1.18251 + 9.8)
+    assert a3["gpu_part"] == 9.8
+    assert by(rs, "a3-highgpu-1g", "us-central1", "spot")["hourly_price"] == \
+        pytest.approx(0.36117 + 2.5)
+    assert not [r for r in rs if r["instance_type"] == "" and r["accelerator_name"] == "H100"]
+    notes: list[str] = []
+    rows("gcp", body + b",,,H100,8,,europe-west4,europe-west4-b,80.0,20.0\n", notes)
+    assert notes == ["line 20: H100 x8.0 in europe-west4-b has no a3-highgpu host row"]
+
+
+@pytest.mark.parametrize(("mangle", "message"), [
+    (lambda b: b.replace(b"17.88", b"17,88", 1),
+     "catalogs/v8/vast/vms.csv, line 4: 10 fields where the header has 9"),
+    (lambda b: b.replace(b"17.88", b"n/a", 1),
+     "catalogs/v8/vast/vms.csv, line 4, column Price: 'n/a' is not a price"),
+    (lambda b: b.replace(b",AcceleratorCount,", b",Count,", 1),
+     "catalogs/v8/vast/vms.csv, line 1: no column AcceleratorCount"),
+    (lambda b: b.replace(b'16.00,0.00,"Vietnam, VN, AS"', b'16.00,0.00,"Vietnam, VN, AS', 1),
+     "catalogs/v8/vast/vms.csv, line 7: malformed CSV: ',' expected after '\"' (a quoted "
+     "field runs on to line 8)"),
+])
+def test_malformed_file_names_file_line_and_column(mangle, message):
+    body, _ = sample("vast")
+    with pytest.raises(ParseError) as e:
+        rows("vast", mangle(body))
+    assert message in str(e.value)
