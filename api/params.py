@@ -21,6 +21,7 @@ from warehouse.model.vocabulary import (
     OFFERS,
     OPERATING_SYSTEMS,
     PRICE_BASES,
+    PRICE_SOURCES,
     PRICE_STATUSES,
     PRICE_TYPES,
     SCENARIOS,
@@ -101,7 +102,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "division": DIVISIONS, "availability": AVAILABILITY, "scenario": SCENARIOS,
     "offer": OFFERS, "os": OPERATING_SYSTEMS, "type": PRICE_TYPES, "basis": PRICE_BASES,
     "evidence": tuple(e.value for e in Evidence), "price_status": PRICE_STATUSES,
-    "status": tuple(s.value for s in RunStatus),
+    "status": tuple(s.value for s in RunStatus), "source": PRICE_SOURCES,
 }
 
 

@@ -14,7 +14,6 @@ from api.params import (
     NoQuery,
     PageParams,
     as_of_param,
-    check_choice,
     choice,
     listed,
     vocab,
@@ -22,7 +21,7 @@ from api.params import (
 from api.routes.common import parse_as_of, render_item, render_list, snapshot
 from warehouse import queries
 from warehouse.model.public import AcceleratorDetail, Accelerators, ListPage, PriceCatalogPublic
-from warehouse.model.vocabulary import OFFERS, PRICE_SOURCES
+from warehouse.model.vocabulary import OFFERS
 
 router = APIRouter(prefix="/v1", tags=["prices"])
 
@@ -31,9 +30,8 @@ class PriceParams(PageParams):
     provider: list[str] | None = Field(None, description=(
         "azure (its own API) or a cloud of the SkyPilot catalog (aws, gcp, lambda, runpod, "
         "vast...); default every provider."))
-    source: list[str] | None = Field(None, description="azure_prices (the Azure API's own "
-                                     "prices) or cloud_prices (the SkyPilot catalog's); "
-                                     "default both.")
+    source: list[str] | None = vocab("source", "azure_prices (the Azure API's own prices) or "
+                                     "cloud_prices (the SkyPilot catalog's); default both.")
     sku: list[str] | None = Field(None, description="VM size or instance type, e.g. "
                                   "Standard_ND96isr_H100_v5, 8x-H200-32-65536.")
     accelerator: list[str] | None = Field(None, description=(
@@ -53,7 +51,7 @@ def list_prices(request: Request, q: Annotated[PriceParams, Query()]) -> Respons
     """Each price version valid at ``as_of`` (evidence: list_price), with its source page."""
     return render_list(request, queries.prices_query(
         provider=[p.strip().lower() for p in listed(q.provider)], sku=listed(q.sku),
-        source=check_choice("source", listed(q.source), PRICE_SOURCES),
+        source=choice("source", q.source),
         accelerator=listed(q.accelerator), region=listed(q.region),
         price_type=choice("type", q.type), offer=choice("offer", q.offer), os=choice("os", q.os),
         as_of=parse_as_of(q.as_of)), q)
@@ -63,9 +61,8 @@ class HistoryParams(PageParams):
     sku: str = Field(description="VM size, e.g. Standard_ND96isr_H100_v5.")
     provider: list[str] | None = Field(None, description="azure or a SkyPilot catalog cloud; "
                                        "default every provider.")
-    source: list[str] | None = Field(None, description="azure_prices (the Azure API's own "
-                                     "prices) or cloud_prices (the SkyPilot catalog's); "
-                                     "default both.")
+    source: list[str] | None = vocab("source", "azure_prices (the Azure API's own prices) or "
+                                     "cloud_prices (the SkyPilot catalog's); default both.")
     region: list[str] | None = Field(None, description="Region, e.g. eastus2.")
     offer: list[str] | None = vocab("offer", "on_demand (default: all offers).")
     os: list[str] | None = vocab("os", "linux or windows.")
@@ -77,7 +74,7 @@ def price_history(request: Request, q: Annotated[HistoryParams, Query()]) -> Res
     """Versions with valid_from/valid_to, oldest first unless ``sort`` says otherwise."""
     return render_list(request, queries.price_history_query(
         sku=q.sku, provider=[p.strip().lower() for p in listed(q.provider)],
-        source=check_choice("source", listed(q.source), PRICE_SOURCES), region=listed(q.region),
+        source=choice("source", q.source), region=listed(q.region),
         offer=choice("offer", q.offer), os=choice("os", q.os)), q)
 
 

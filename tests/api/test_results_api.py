@@ -155,7 +155,7 @@ def test_healthz_names_snapshot_and_sources(client):
     assert body["status"] == "ok" and body["snapshot_id"]
     assert {s["source"]: s["state"] for s in body["sources"]} == {
         "azure_prices": "fresh", "curated": "fresh", "mlperf": "fresh", "mlperf_rules": "fresh",
-        "inferencex": "disabled"}  # off unless its section enables it
+        "inferencex": "disabled", "cloud_prices": "disabled"}  # off unless enabled
     assert not any(s["stale"] for s in body["sources"])
 
 

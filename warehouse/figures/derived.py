@@ -113,10 +113,14 @@ VIEWS: dict[str, tuple[str, str, dict[str, str]]] = {}
 INHERITS: dict[str, tuple[str, ...]] = {}
 # Per derived view, the evidence labels its weakest_input can hold.
 WEAKEST: dict[str, frozenset[str]] = {}
+# Per view, words added to the meaning of a column it passes through (a view over two sources
+# says what the second holds there), read when the comments are written.
+PASSED_NOTE: dict[str, Callable[[str], str | None]] = {}
 
 
 def view(name: str, comment: str, columns: dict[str, str] | None = None, *,
-         inherits: Iterable[str] = (), weakest: Iterable[str] = ()):
+         inherits: Iterable[str] = (), weakest: Iterable[str] = (),
+         passed_note: Callable[[str], str | None] | None = None):
     """Register a view's SQL with its comment, its own column comments, the relations it
     passes columns through from (``inherits``) and, for a derived view, the labels its
     ``weakest_input`` can hold (its comment names exactly those)."""
@@ -130,6 +134,8 @@ def view(name: str, comment: str, columns: dict[str, str] | None = None, *,
     def register(sql: str) -> str:
         VIEWS[name] = (sql, comment, cols)
         INHERITS[name] = tuple(inherits)
+        if passed_note is not None:
+            PASSED_NOTE[name] = passed_note
         return sql
     return register
 
@@ -411,13 +417,10 @@ _CATALOG_AS = {
     "source_snapshot_id": "the CSV it was read from"}
 
 
-def _price_catalog_columns() -> dict[str, str]:
-    from warehouse.model.schema import AzurePriceBase
-
-    return {name: f"{field.description} SkyPilot catalog rows: "
-                  f"{_CATALOG_AS.get(name, 'NULL')}."
-            for name, field in AzurePriceBase.model_fields.items()
-            if field.description and name != "evidence"}  # list_price in both: passed through
+def _catalog_as(column: str) -> str | None:
+    """What a SkyPilot catalog row holds in an azure_price column of price_catalog (evidence:
+    list_price in both, said once)."""
+    return None if column == "evidence" else f"SkyPilot catalog rows: {_CATALOG_AS.get(column, 'NULL')}."
 
 
 view("price_catalog",
@@ -425,8 +428,7 @@ view("price_catalog",
      "and the price per accelerator-hour: Azure's own API (azure_price, every column) and each "
      "cloud of the SkyPilot catalog (cloud_price, under Azure's column names: instance type as "
      "arm_sku_name, region as arm_region_name; Azure-only columns NULL).",
-     {**_price_catalog_columns(),
-      "price_per_accelerator_hour": "hourly_price / accelerators per VM (NULL when unmapped)",
+     {"price_per_accelerator_hour": "hourly_price / accelerators per VM (NULL when unmapped)",
       "accelerator_id": "Accelerator the VM size rents (azure: accelerator_alias of kind "
                         "azure_sku; the catalog: data/cloud_accelerators.yaml); NULL when "
                         "unmapped",
@@ -434,7 +436,7 @@ view("price_catalog",
       "price_source": "azure_prices (the Azure Retail Prices API) or cloud_prices (the "
                       "SkyPilot catalog)",
       "zone": "Availability zone, where the catalog gives one"},
-     inherits=("azure_price",))(
+     inherits=("azure_price",), passed_note=_catalog_as)(
 """
 SELECT p.*, 'azure' AS provider, 'azure_prices' AS price_source, NULL::VARCHAR AS zone,
        a.accelerator_id, a.count AS accelerators,
@@ -944,7 +946,8 @@ def column_meaning(relation: str, column: str,
     for source in INHERITS.get(relation, ()):
         found = column_meaning(source, column, table_meaning)
         if found:
-            return found
+            note = PASSED_NOTE[relation](column) if relation in PASSED_NOTE else None
+            return f"{found} {note}" if note else found
     return COMMON_COLUMNS.get(column)
 
 
