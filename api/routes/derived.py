@@ -3,6 +3,7 @@ per-accelerator throughput, energy and trends."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -59,13 +60,16 @@ def ratios(request: Request, q: Annotated[RatioParams, Query()]) -> Response:
         max_ratio=q.max_ratio), q)
 
 
+# One rate= value: a positive decimal, alone (every accelerator) or after an accelerator id;
+# declared in the schema, checked by ``_rates`` (whose 422 says it in words).
+RATE = r"^([A-Za-z0-9][A-Za-z0-9._-]*:)?(0*[1-9][0-9]*(\.[0-9]*)?|0*\.[0-9]*[1-9][0-9]*)$"
 PRICED_EVIDENCE = (Evidence.measured, Evidence.third_party_measured, Evidence.self_measured)
 
 
 class CostParams(ResultParams):
     basis: list[str] | None = vocab("basis", "list_price (Azure price per accelerator-hour) "
                                     "and/or assumed (rates); default both.")
-    rate: list[str] | None = Field(None, description=(
+    rate: list[Annotated[str, Field(json_schema_extra={"pattern": RATE})]] | None = Field(None, description=(
         "Assumed USD per accelerator-hour (> 0; repeatable or comma-separated): a flat rate for "
         "every accelerator (10), or one accelerator's (nvidia-b200-sxm-180gb:6); default 5, 10 "
         "and 15 when no flat rate is given."))
@@ -122,14 +126,11 @@ def _rates(given: list[str]) -> tuple[list[float], dict[str, float]]:
     flat: list[float] = []
     per: dict[str, float] = {}
     for token in given:
-        name, _, value = token.strip().rpartition(":")
-        try:
-            rate = float(value)
-        except ValueError:
-            rate = float("nan")
-        if not 0 < rate < float("inf") or (_ and not name):
+        if not re.fullmatch(RATE, token.strip()):  # the schema's pattern, said in words
             raise QueryError(f"rate: {token!r} is not a positive number of USD per "
                              "accelerator-hour, or accelerator-id:rate", param="rate")
+        name, _, value = token.strip().rpartition(":")
+        rate = float(value)
         if name:
             per[name.lower()] = rate
         else:
