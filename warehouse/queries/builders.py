@@ -290,8 +290,6 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     """
     kinds = evidence or [Evidence.measured.value]
     source, source_params = cost_input_sql(kinds)
-    select = derived.COST_RESULT_COLUMNS + ", r.evidence, " + ", ".join(
-        f"r.{c}" for c, _ in derived.OBSERVED_COST_COLUMNS)
     parts: list[str] = []
     params: list[object] = []
     # The cost rows depend on the pricing parameters alone; the result filters apply outside,
@@ -301,8 +299,30 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
                                      offer=offer, os=os, as_of=as_of)
         parts.append(sql)
         params += more
-    if "assumed" in bases:  # flat rates for every accelerator, and one accelerator's
-        parts.append(f"""
+    if "assumed" in bases:
+        sql, more = _assumed_part(source, source_params, rates, accelerator_rates or {})
+        parts.append(sql)
+        params += more
+    if not parts:
+        raise QueryError("basis must be list_price and/or assumed", param="basis")
+    sql = " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts)
+    q = _of_evidence(f.query("costs", CostPublic), kinds)
+    q.subquery, q.keep = (sql, params), True
+    asked = tuple(p for p in providers or () if p != "all")
+    if asked:
+        q.known.append(Known("provider", asked,
+                             "SELECT DISTINCT provider FROM provider_price ORDER BY 1"))
+    q.equals["price_status"] = price_status
+    return q
+
+
+def _assumed_part(source: str, source_params: list, rates: list[float],
+                  per: dict[str, float]) -> tuple[str, list]:
+    """The assumed-rate cost rows of ``source``: each flat rate for every accelerator, and
+    each accelerator's own rate (``per``) for its rows; SQL and bound parameters."""
+    select = derived.COST_RESULT_COLUMNS + ", r.evidence, " + ", ".join(
+        f"r.{c}" for c, _ in derived.OBSERVED_COST_COLUMNS)
+    return (f"""
             SELECT r.id || ':assumed:' || coalesce(a.only || ':', '')
                        || CAST(a.rate AS VARCHAR) AS id, {select},
                    'assumed' AS price_basis, NULL::VARCHAR AS provider, NULL::VARCHAR AS region,
@@ -316,20 +336,8 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
             FROM {source} r JOIN (
                 SELECT NULL::VARCHAR AS only, unnest(?::DOUBLE[]) AS rate
                 UNION ALL SELECT unnest(?::VARCHAR[]), unnest(?::DOUBLE[])) a
-              ON a.only IS NULL OR a.only = r.accelerator_id""")
-        per = accelerator_rates or {}
-        params += [*source_params, sorted(set(rates)), list(per), list(per.values())]
-    if not parts:
-        raise QueryError("basis must be list_price and/or assumed", param="basis")
-    sql = " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts)
-    q = _of_evidence(f.query("costs", CostPublic), kinds)
-    q.subquery, q.keep = (sql, params), True
-    asked = tuple(p for p in providers or () if p != "all")
-    if asked:
-        q.known.append(Known("provider", asked,
-                             "SELECT DISTINCT provider FROM provider_price ORDER BY 1"))
-    q.equals["price_status"] = price_status
-    return q
+              ON a.only IS NULL OR a.only = r.accelerator_id""",
+            [*source_params, sorted(set(rates)), list(per), list(per.values())])
 
 
 def _list_price_part(source: str, source_params: list, providers: list[str], *, region: str,
