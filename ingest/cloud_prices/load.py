@@ -139,8 +139,7 @@ def load_cloud(ctx: LoadContext, cfg: CloudPricesConfig, cloud: str, commit: str
     detail["url"] = redact(raw.url)
     if copy is not None:
         detail["source"] = raw.url
-    if raw.not_modified or (prev and prev["sha256"] == raw.sha256
-                            and prev["parser_version"] == parser):
+    if raw.same_as(prev, parser):
         detail["status"] = SourceStatus.unchanged
         return 0
     notes: list[str] = []

@@ -131,8 +131,7 @@ def _load_model(ctx: LoadContext, cfg: InferencexConfig, display: str, report: P
     detail["url"] = redact(raw.url)
     if copy is not None:
         detail["source"] = raw.url
-    if raw.not_modified or (prev and prev["sha256"] == raw.sha256
-                            and prev["parser_version"] == PARSER_VERSION):
+    if raw.same_as(prev, PARSER_VERSION):
         detail["status"] = SourceStatus.unchanged
         return 0
     return _add(ctx, raw, display, label, cfg.as_of, report, detail,
@@ -219,7 +218,7 @@ def _load_aliases(ctx: LoadContext, path: str) -> bool:
     """Replace the alias rows when the file changed; True when it did."""
     prev = ctx.previous(SOURCE, "aliases")
     raw = ctx.fetch(path, SOURCE, prev)
-    if raw.not_modified or (prev and prev["sha256"] == raw.sha256):
+    if raw.same_as(prev):
         return False
     name = path.rsplit("/", 1)[-1]
     snapshot_id = ctx.snapshot_id(raw, "aliases")

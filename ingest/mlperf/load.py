@@ -120,7 +120,7 @@ def _load_round(ctx: LoadContext, round_name: str, url: str, detail: dict, *,
     if carried(raw):  # the network failed; the built-in mirror stood in
         detail["source"] = raw.url
     reparse = prev is not None and prev["parser_version"] != PARSER_VERSION
-    if not reparse and (raw.not_modified or (prev and prev["sha256"] == raw.sha256)):
+    if not reparse and raw.same_as(prev):
         detail["status"] = "unchanged (304)" if raw.not_modified else "unchanged (same sha256)"
         return 0
     if raw.not_modified:  # a newer parser must read the bytes it already has

@@ -59,7 +59,7 @@ def load(ctx: LoadContext) -> None:
     if pins_changed:
         ctx.con.execute("DELETE FROM rule_pin")
         insert_rows(ctx.con, "rule_pin", pins)
-    if raw.not_modified or (prev and prev["sha256"] == raw.sha256):
+    if raw.same_as(prev):
         ctx.outcome.status = SourceStatus.updated if pins_changed else SourceStatus.unchanged
         return
     snapshot_id = ctx.record(raw, kind="rules_document", label="rules",
