@@ -300,15 +300,24 @@ class SnapshotReader:
             self.corrupt = None
         except duckdb.Error as e:
             assert ref is not None  # the empty warehouse is in memory
-            self.corrupt = {"snapshot_id": ref.id, "reason": " ".join(str(e).split())}
-            log.error("snapshot %s cannot be read (%s); serving the last readable one",
-                      ref.id, self.corrupt["reason"])
+            self._mark_corrupt(ref, e)
             if self._current is not None and self._current.id is not None:
                 return  # keep serving what is open
             fallback = self.layout.last_readable(skip=ref.id)
             if fallback is None:
                 return
             opened = self._open(fallback)
+        self._install(opened)
+
+    def _mark_corrupt(self, ref: SnapshotRef, e: duckdb.Error) -> None:
+        """Name ``ref`` as unreadable (health says so) and log why."""
+        self.corrupt = {"snapshot_id": ref.id, "reason": " ".join(str(e).split())}
+        log.error("snapshot %s cannot be read (%s); serving the last readable one",
+                  ref.id, self.corrupt["reason"])
+
+    def _install(self, opened: Opened) -> None:
+        """Serve ``opened``; the one it replaces stays open for requests still on it, and the
+        one before that closes."""
         if self._previous is not None:
             self._previous.con.close()
         self._previous, self._current = self._current, opened
@@ -337,17 +346,13 @@ class SnapshotReader:
             opened = self._open(ref)
         except duckdb.Error as e:
             with self._lock:
-                self.corrupt = {"snapshot_id": ref.id, "reason": " ".join(str(e).split())}
+                self._mark_corrupt(ref, e)
                 self._warming = None
-            log.error("snapshot %s cannot be read (%s); serving the last readable one",
-                      ref.id, self.corrupt["reason"])
             return
         self._warm_up(opened)
         with self._lock:
             self.corrupt = None
-            if self._previous is not None:
-                self._previous.con.close()
-            self._previous, self._current = self._current, opened
+            self._install(opened)
             self._warming = None
 
     def cursor(self, at: datetime | None = None) -> tuple[Opened, duckdb.DuckDBPyConnection]:
