@@ -108,16 +108,20 @@ class ResultFilter(RoundScope):
         return [r.strip().lower() if r.strip()[:1].lower() == "v" else "v" + r.strip()
                 for r in self.round or []]  # 6.1 and V6.1 are v6.1
 
-    def any_of(self) -> list[AnyOf]:
+    def any_of(self, observed: list[str] | None = None) -> list[AnyOf]:
         """The filters as conditions. ``model`` matches a model id or a family (a family
-        matches all its ids), spellings normalised."""
+        matches all its ids), spellings normalised. Rows of the ``observed`` evidence kinds
+        (observations beside MLPerf's results, which have no round, division or
+        availability) pass those three filters."""
         out: list[AnyOf] = []
         rounds = self._rounds()
+        others = (("evidence", False, observed),) if observed else ()
         for column, values in (("round", rounds), ("division", self.division or []),
-                               ("availability", self.availability or []),
-                               ("scenario", self.scenario or [])):
+                               ("availability", self.availability or [])):
             if values:
-                out.append(AnyOf(((column, False, values),)))
+                out.append(AnyOf(((column, False, values), *others)))
+        if self.scenario:
+            out.append(AnyOf((("scenario", False, self.scenario),)))
         if self.organization:  # as people type them: nvidia finds NVIDIA
             out.append(AnyOf((("organization", True,
                                [v.strip().lower() for v in self.organization]),)))
@@ -177,9 +181,10 @@ class ResultFilter(RoundScope):
                     "default to closed + available here)")
         return "no row matches these filters together (each value is known in this snapshot)"
 
-    def query(self, relation: str, public: type[BaseModel]) -> ListQuery:
-        """A list query of ``relation`` with these filters."""
-        return ListQuery(relation=relation, public=public, any_of=self.any_of(),
+    def query(self, relation: str, public: type[BaseModel],
+              observed: list[str] | None = None) -> ListQuery:
+        """A list query of ``relation`` with these filters (``observed``: as ``any_of``)."""
+        return ListQuery(relation=relation, public=public, any_of=self.any_of(observed),
                          contains={"system_name": self.system} if self.system else {},
                          known=self.known(), note=self.note(), defaulted=self.defaulted,
                          sources=("mlperf",))
@@ -306,7 +311,8 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     if not parts:
         raise QueryError("basis must be list_price and/or assumed", param="basis")
     sql = " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts)
-    q = _of_evidence(f.query("costs", CostPublic), kinds)
+    q = _of_evidence(f.query("costs", CostPublic,
+                             observed=[k for k in kinds if k != Evidence.measured]), kinds)
     q.subquery, q.keep = (sql, params), True
     asked = tuple(p for p in providers or () if p != "all")
     if asked:
@@ -361,13 +367,9 @@ def _list_price_part(source: str, source_params: list, providers: list[str], *, 
 
 
 def _of_evidence(q: ListQuery, kinds: list[str]) -> ListQuery:
-    """``q`` over rows of the evidence ``kinds``: an observation has no round, division or
-    availability (those filter MLPerf's rows), and its models and accelerators are known."""
-    observed = [k for k in kinds if k != Evidence.measured]
-    if observed:
-        q.any_of = [AnyOf((*c.terms, ("evidence", False, observed)))
-                    if c.terms[0][0] in ("round", "division", "availability") else c
-                    for c in q.any_of]
+    """``q`` over rows of the evidence ``kinds``: the models and accelerators observations
+    name are known, and its source is the one kind's (several: none to require)."""
+    if any(k != Evidence.measured for k in kinds):
         q.known = [Known(k.param, k.values, f"SELECT * FROM ({k.sql}) UNION "
                          f"{OBSERVED_KNOWN[k.param]} ORDER BY 1")
                    if k.param in OBSERVED_KNOWN else k for k in q.known]
