@@ -3,7 +3,7 @@ figures, ratios, costs, the frontier, claim checks and the accelerator catalogue
 
 Each tool is a thin, read-only door to one ``/v1`` route of *this* app, called in process
 (httpx's ASGI transport; no socket, no second code path): the same filters and defaults, the
-same evidence labels, citations and notices on every row, the same typed error envelope
+same evidence labels, citations and attributions on every row, the same typed error envelope
 (``{"error": {"status", "code", "message", "param"}}``) when a parameter is refused. Served
 over stdio by ``perfledger mcp`` and over streamable HTTP at ``/mcp/`` by ``perfledger serve``
 (stateless, JSON responses, the request-body limit below).

@@ -92,7 +92,7 @@ NATURAL_KEY = ("model", "hardware", "framework", "precision", "spec_method", "di
 
 
 class ParseReport:
-    """What the parser noticed that the run report should say."""
+    """What the parser saw that the run report should say."""
 
     def __init__(self) -> None:
         self.unknown_fields: set[str] = set()

@@ -38,9 +38,7 @@ def parse(raw: Raw, *, round_name: str, snapshot_id: str,
     repository at the file's commit, where that commit is known (``links``)."""
     tree = results_tree(raw)
     for row in _parse(raw, round_name=round_name, snapshot_id=snapshot_id, report=report):
-        if row.get("details_url") is None:
-            row["details_url"] = location_url(tree, row.get("location"))
-        yield row
+        yield row | {"details_url": row.get("details_url") or location_url(tree, row.get("location"))}
 
 
 def _parse(raw: Raw, *, round_name: str, snapshot_id: str,

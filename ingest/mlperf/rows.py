@@ -28,7 +28,7 @@ from warehouse.model.vocabulary import (
 )
 
 SOURCE = "mlperf"
-PARSER_VERSION = "mlperf-summary/3"  # 3: details_url from Location where none is published
+PARSER_VERSION = "mlperf-summary/3"  # 3: the details link from Location where none is published
 
 # Published columns of mlperf_result and their types (str, int, float, bool).
 TYPES: dict[str, str] = {
@@ -63,7 +63,7 @@ _VENDORS = {"nvidia": "NVIDIA", "amd": "AMD", "intel(r)": "Intel", "intel": "Int
 
 @dataclass
 class ParseReport:
-    """What parsing noticed that is not an error: unknown columns, odd values."""
+    """What parsing saw that is not an error: unknown columns, odd values."""
 
     warnings: list[str] = field(default_factory=list)
 

@@ -96,11 +96,11 @@ def cited(alias: str, prefix: str = "") -> str:
     return link if prefix else f"{link}, {NOTICE}"
 
 
-def citation_of(whose: str, prefix: str = "") -> dict[str, str]:
-    """The comments of the citation columns of the result ``whose`` names (``prefix``ed:
-    the ID and link alone, as ``cited`` writes them)."""
+def citation_of(whose: str, prefix: str = "", links: bool = False) -> dict[str, str]:
+    """The comments of the citation columns of the result ``whose`` names (``prefix``ed, or
+    ``links``: the ID and link alone, as ``cited`` writes them)."""
     return {prefix + c: text.format(whose=whose) for c, text in CITATION_MEANINGS.items()
-            if not (prefix and c == CITATION[2])}
+            if not ((prefix or links) and c == CITATION[2])}
 
 
 def carried(alias: str) -> str:

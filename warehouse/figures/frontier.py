@@ -30,6 +30,7 @@ from warehouse.figures.derived import (
     FRONTIER_RENAMES,
     OBSERVED_COST_COLUMNS,
     SYSTEM_KEYS,
+    citation_of,
     cited,
     keys,
 )
@@ -54,6 +55,108 @@ FRONTIER_PARAMS = (
     ("offer", "VARCHAR"), ("os", "VARCHAR"), ("dominated", "BOOLEAN"),
     ("mlperf_division", "VARCHAR[]"), ("ml_accs", "VARCHAR[]"), ("provider", "VARCHAR"),
 )
+
+# The frontier's columns, in order, and what each holds: its Public model is built from this
+# (with the system keys MLPerf's points carry, as mlperf_result describes them).
+COLUMNS: dict[str, str] = {
+    "kind": ("frontier (Pareto-optimal InferenceX observation), dominated (only with "
+             "include_dominated), mlperf (an MLPerf result on the same axes, never part of the "
+             "curve) or at_interactivity (the answer at the requested interactivity)."),
+    "id": ("inferencex_observation.id; mlperf:<mlperf_result.id>; at:<series>:<interactivity> for"
+           " an answer."),
+    "series": ("The line the point belongs to: the accelerator id, or the InferenceX hardware key"
+               " when it maps to none."),
+    "accelerator_id": "Accelerator id.",
+    "hardware": "InferenceX hardware key as published.",
+    "framework": "Serving framework (InferenceX key, or MLPerf's software stack).",
+    "precision": "Recipe precision (InferenceX).",
+    "spec_method": "Speculative decoding (InferenceX).",
+    "disagg": "Disaggregated prefill/decode (InferenceX).",
+    "model": "Model as the source names it (InferenceX raw key, MLPerf model id).",
+    "model_id": "Warehouse model id (MLPerf model family).",
+    "configuration": ("InferenceX: the configuration in words: raw model key, hardware, "
+                      "framework, precision, speculative decoding and parallelism with every GPU "
+                      "counted."),
+    "isl": "Input tokens (InferenceX; MLPerf uses its dataset's lengths).",
+    "osl": "Output tokens (InferenceX).",
+    "conc": "Concurrency of the sweep point (InferenceX).",
+    "gpus": ("Every GPU the configuration occupies (InferenceX: prefill + decode when "
+             "disaggregated) or accelerators of the system (MLPerf)."),
+    "prefill_gpus": "InferenceX disaggregated: prefill GPUs.",
+    "decode_gpus": "InferenceX disaggregated: decode GPUs.",
+    "gpu_count_basis": "InferenceX: how gpus was counted.",
+    "interactivity": ("x: output tokens/s per user. InferenceX: the median; MLPerf "
+                      "Server/Interactive: the rules' floor 1000 / TPOT limit; MLPerf Offline: 0 "
+                      "(no per-user requirement)."),
+    "output_tput_per_gpu": ("y: output tokens/s per every GPU (MLPerf: result / accelerators). "
+                            "For an answer: interpolated, NULL when out of range."),
+    "tput_per_gpu": ("Total (input + output) tokens/s per GPU (InferenceX); for an answer "
+                     "interpolated between the same two points."),
+    "input_tput_per_gpu": "Input tokens/s per every GPU (InferenceX).",
+    "output_tput_per_decode_gpu": ("InferenceX's own output figure: divided by the decode GPUs "
+                                   "when disaggregated."),
+    "status": ("Answers only: interpolated, measured (the interactivity is a frontier point's) or"
+               " out of range (never extrapolated)."),
+    "requested_interactivity": "Answers only: the interactivity asked for.",
+    "left_id": "Answers: the frontier point at or below the requested interactivity.",
+    "right_id": "Answers: the frontier point above it (interpolated answers).",
+    "nearest_id": "Out-of-range answers: the nearest frontier point.",
+    "nearest_interactivity": "Out-of-range answers: its interactivity.",
+    "nearest_output_tput_per_gpu": "Out-of-range answers: its throughput per GPU.",
+    "measured_interactivity_min": "Answers: the lowest interactivity on the series' frontier.",
+    "measured_interactivity_max": "Answers: the highest interactivity on it.",
+    "observed_on": "InferenceX observation date.",
+    "run_url": "InferenceX run that measured the point.",
+    "run_started_at": "When that run started, as published.",
+    "scenario": "MLPerf scenario: Offline, Server or Interactive.",
+    "round": "MLPerf round.",
+    "division": "MLPerf division (closed, open, network).",
+    "availability": "MLPerf availability: available, preview or rdi.",
+    "preview": "MLPerf: true for a preview result (systems not yet available).",
+    "citation": ("MLPerf: the result ID, or where the round publishes none, organisation, system,"
+                 " round, division, availability and the results path at a pinned commit."),
+    "lengths_match": ("MLPerf: whether the result ran at this chart's input/output lengths "
+                      "(never: MLPerf runs its own dataset)."),
+    "lengths_note": "MLPerf: what lengths the result ran at.",
+    **citation_of("an MLPerf point", links=True),
+    "system_name": "MLPerf system.",
+    "organization": "MLPerf submitter.",
+    "tpot_limit_ms": "MLPerf: the p99 TPOT limit the per-user floor comes from.",
+    "rate_per_accelerator_hour": "Assumed USD per GPU-hour (evidence: assumption).",
+    "cost_per_million_tokens": ("rate / (output tokens/s per every GPU x 3600) x 1e6, USD per "
+                                "million output tokens."),
+    "list_price_per_accelerator_hour": ("Cheapest current Azure list price per accelerator-hour "
+                                        "in the region/offer/OS asked; NULL where Azure does not "
+                                        "rent it."),
+    "list_price_sku": "The Azure VM size of that price.",
+    "list_price_cost_per_million_tokens": ("Cost per million output tokens at that list price; "
+                                           "NULL without one."),
+    "list_price_cost_per_million_total_tokens": ("Cost per million total tokens at that list "
+                                                 "price."),
+    "cost_per_million_input_tokens": "rate / (input tokens/s per GPU x 3600) x 1e6 (InferenceX).",
+    "cost_per_million_total_tokens": "rate / (total tokens/s per GPU x 3600) x 1e6 (InferenceX).",
+    "joules_per_output_token": ("Energy per output token where valid: InferenceX only with "
+                                "power_valid 1 on schema 2 (GPU power); MLPerf from its "
+                                "wall-power run. See energy_scope."),
+    "energy_scope": ("What the energy figure measures; InferenceX GPU power and MLPerf wall power"
+                     " are not comparable."),
+    "power_status": "InferenceX power verdict (valid, invalid, legacy_unverified\u2026).",
+    "evidence": ("third_party_measured (InferenceX), measured (MLPerf) or derived (an "
+                 "interpolated answer)."),
+    "measurer": "Who measured the point.",
+    "cost_basis": "Evidence basis of the cost figures.",
+    "notice": "Attribution: InferenceX's, or MLCommons' derived-result notice.",
+    "combined": "Every row: the answer combines MLPerf with non-MLPerf results, and how.",
+    "source": ("inferencex or self_measured (a run the user imported, on the hardware they "
+               "stated): a self-measured series is its own line."),
+    "tool": "Self-measured: the benchmark tool (vllm, sglang, aiperf, guidellm, llmperf).",
+    "tool_version": "Self-measured: the tool's version, where the file records it.",
+    "import_id": "Self-measured: self_import.id of the imported file.",
+    "file_name": "Self-measured: the imported file's name.",
+    "file_sha256": "Self-measured: sha256 of the imported file's bytes.",
+    "interactivity_basis": ("Self-measured: how the tool's figures give the interactivity (its "
+                            "definitions differ)."),
+}
 
 # What makes one InferenceX curve (a configuration whose latest run is the current one).
 CONFIG = ("model, hardware, framework, precision, spec_method, disagg, is_multinode, prefill_tp, "
@@ -81,6 +184,9 @@ SERIES = ("CASE WHEN o.source = '" + SOURCE_SELF + "' THEN o.accelerator_id || "
           "' (self-measured, ' || " + tool_name_sql("o.tool") + " || ')' "
           "ELSE coalesce(o.accelerator_id, o.hardware_base) END")
 SELF_BASIS = basis(Evidence.self_measured, Evidence.assumption)
+# An observation's attribution; a self-measured run's says how its tool defines the figures.
+ATTRIBUTED = ("CASE WHEN {o}.source = '" + SOURCE_SELF + "' THEN {o}.attribution || ' ' || "
+              "{o}.definition_note ELSE {o}.attribution END AS notice")
 
 IX_BASIS = basis(Evidence.third_party_measured, Evidence.assumption)
 ML_BASIS = basis(Evidence.measured, Evidence.benchmark_rule, Evidence.assumption)
@@ -113,8 +219,7 @@ def cost_input_sql(kinds: list[str]) -> tuple[str, list]:
        {CONFIGURATION} AS system_name, coalesce(o.model_id, o.model) AS model_id,
        o.model_id AS model_family, o.output_tput_per_gpu * o.gpus AS result,
        {_lit(TOKENS_PER_S)} AS units, o.gpus AS total_accelerators, o.accelerator_id,
-       CASE WHEN o.source = '{SOURCE_SELF}' THEN o.attribution || ' ' || o.definition_note
-            ELSE o.attribution END AS notice, o.evidence,
+       {ATTRIBUTED.format(o="o")}, o.evidence,
        {", ".join("o." + c for c, _ in OBSERVED_COST_COLUMNS)}
 FROM observation o
 WHERE o.current AND o.reconciled AND o.gpus > 0 AND o.output_tput_per_gpu > 0
@@ -266,8 +371,7 @@ def _rows() -> str:
        f.power_status, f.evidence, f.measurer,
        CASE WHEN f.source = '{SOURCE_SELF}' THEN {_lit(SELF_BASIS)} ELSE {_lit(IX_BASIS)} END
            AS cost_basis,
-       CASE WHEN f.source = '{SOURCE_SELF}' THEN f.attribution || ' ' || f.definition_note
-            ELSE f.attribution END AS notice,
+       {ATTRIBUTED.format(o="f")},
        f.source, f.tool, f.tool_version, f.import_id, f.file_name, f.file_sha256,
        f.interactivity_basis,
        {_costs("flagged f", "f.y", "f.tput_per_gpu", "f.input_tput_per_gpu")}

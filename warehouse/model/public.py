@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, Field, create_model
 
-from warehouse.figures import derived
+from warehouse.figures import derived, frontier
 from warehouse.model.schema import (
     TABLES,
     AzurePriceBase,
@@ -138,13 +138,17 @@ _TYPES: dict[str, Any] = {name: kind | None for kind, names in (
             "closest_result recomputed_value claim_over_recomputed tokens_per_s_per_user "
             "bandwidth memory input_tput_per_gpu output_tput_per_gpu physical_ratio "
             "observation_interactivity observation_output_tput_per_gpu fastest_interactivity "
-            "interactivity "
+            "interactivity tput_per_gpu output_tput_per_decode_gpu requested_interactivity "
+            "nearest_interactivity nearest_output_tput_per_gpu measured_interactivity_min "
+            "measured_interactivity_max tpot_limit_ms list_price_per_accelerator_hour "
+            "list_price_cost_per_million_tokens list_price_cost_per_million_total_tokens "
+            "cost_per_million_input_tokens cost_per_million_total_tokens joules_per_output_token "
             "request_rate duration_s total_input_tokens total_output_tokens request_throughput"),
     (int, "total_accelerators answer_tokens results spellings comparable_results prefill_gpus "
           "decode_gpus gpus isl osl conc comparable_observations run_index completed_requests "
           "failed_requests incomplete_requests"),
     (bool, "flagged offline_inferred other_inferred vendor_or_accelerator_in_round fits "
-           "reconciled current reached"),
+           "reconciled current reached disagg preview lengths_match"),
     (date, "claimed_on checked_on observed_on"),
     (datetime, "price_valid_from run_at")) for name in names.split()}
 
@@ -152,7 +156,7 @@ M = TypeVar("M", bound=BaseModel)
 # The column groups of derived.py, as field lists.
 KEYS, SYSTEM, LINEAGE, CITED = (" ".join(group) for group in (
     derived.MLPERF_KEYS, derived.SYSTEM_KEYS, derived.LINEAGE, derived.CITATION))
-# A pair's two citations (Offline and the other scenario), then the notice.
+# A pair's citation columns: each of its two results' ID and link, then the one they share.
 PAIR_CITED = " ".join([f"{p}{c}" for c in derived.CITATION[:2] for p in ("offline_", "other_")]
                       + [derived.CITATION[2]])
 
@@ -166,7 +170,8 @@ def relation(view: str | None, columns: str, carries: tuple[str, ...] = (),
     views). The decorated class gives the name, bases and docstring."""
     fields: dict[str, Any] = {}
     named = columns.split()
-    for token in named + [c for c in carries if c not in {t.partition("@")[0] for t in named}]:
+    names = {t.partition("@")[0] for t in named}
+    for token in named + [c for c in carries if c.partition("@")[0] not in names]:
         name, at, other = token.partition("@")
         fields[name] = (_TYPES.get(name, str | None),
                         col((other or None) if at else view, name, described.get(name)))
@@ -282,132 +287,13 @@ class ObservationPublic(InferencexObservationBase, SourceLink):
     """One InferenceX observation (third_party_measured) with the ids its keys map to."""
 
 
-def _fc(description: str) -> Any:
-    return Field(None, description=description)
-
-
+@relation(None, " ".join(frontier.COLUMNS), carries=tuple(
+    f"{c}@mlperf_result" for c in derived.SYSTEM_KEYS if c not in derived.FRONTIER_RENAMES),
+    **frontier.COLUMNS)
 class FrontierPointPublic(BaseModel):
     """A point of the throughput–interactivity frontier: an InferenceX frontier (or dominated)
     observation, an MLPerf result on the same axes, or the answer at a requested
     interactivity."""
-
-    kind: str | None = _fc("frontier (Pareto-optimal InferenceX observation), dominated (only "
-                           "with include_dominated), mlperf (an MLPerf result on the same axes, "
-                           "never part of the curve) or at_interactivity (the answer at the "
-                           "requested interactivity).")
-    id: str | None = _fc("inferencex_observation.id; mlperf:<mlperf_result.id>; "
-                         "at:<series>:<interactivity> for an answer.")
-    series: str | None = _fc("The line the point belongs to: the accelerator id, or the "
-                             "InferenceX hardware key when it maps to none.")
-    accelerator_id: str | None = _fc("Accelerator id.")
-    hardware: str | None = _fc("InferenceX hardware key as published.")
-    framework: str | None = _fc("Serving framework (InferenceX key, or MLPerf's software stack).")
-    precision: str | None = _fc("Recipe precision (InferenceX).")
-    spec_method: str | None = _fc("Speculative decoding (InferenceX).")
-    disagg: bool | None = _fc("Disaggregated prefill/decode (InferenceX).")
-    model: str | None = _fc("Model as the source names it (InferenceX raw key, MLPerf model id).")
-    model_id: str | None = _fc("Warehouse model id (MLPerf model family).")
-    configuration: str | None = _fc("InferenceX: the configuration in words: raw model key, "
-                                    "hardware, framework, precision, speculative decoding and "
-                                    "parallelism with every GPU counted.")
-    isl: int | None = _fc("Input tokens (InferenceX; MLPerf uses its dataset's lengths).")
-    osl: int | None = _fc("Output tokens (InferenceX).")
-    conc: int | None = _fc("Concurrency of the sweep point (InferenceX).")
-    gpus: int | None = _fc("Every GPU the configuration occupies (InferenceX: prefill + decode "
-                           "when disaggregated) or accelerators of the system (MLPerf).")
-    prefill_gpus: int | None = _fc("InferenceX disaggregated: prefill GPUs.")
-    decode_gpus: int | None = _fc("InferenceX disaggregated: decode GPUs.")
-    gpu_count_basis: str | None = _fc("InferenceX: how gpus was counted.")
-    interactivity: float | None = _fc("x: output tokens/s per user. InferenceX: the median; MLPerf "
-                                      "Server/Interactive: the rules' floor 1000 / TPOT limit; "
-                                      "MLPerf Offline: 0 (no per-user requirement).")
-    output_tput_per_gpu: float | None = _fc("y: output tokens/s per every GPU (MLPerf: result / "
-                                            "accelerators). For an answer: interpolated, NULL "
-                                            "when out of range.")
-    tput_per_gpu: float | None = _fc("Total (input + output) tokens/s per GPU (InferenceX); for "
-                                     "an answer interpolated between the same two points.")
-    input_tput_per_gpu: float | None = _fc("Input tokens/s per every GPU (InferenceX).")
-    output_tput_per_decode_gpu: float | None = _fc("InferenceX's own output figure: divided by "
-                                                   "the decode GPUs when disaggregated.")
-    status: str | None = _fc("Answers only: interpolated, measured (the interactivity is a "
-                             "frontier point's) or out of range (never extrapolated).")
-    requested_interactivity: float | None = _fc("Answers only: the interactivity asked for.")
-    left_id: str | None = _fc("Answers: the frontier point at or below the requested interactivity.")
-    right_id: str | None = _fc("Answers: the frontier point above it (interpolated answers).")
-    nearest_id: str | None = _fc("Out-of-range answers: the nearest frontier point.")
-    nearest_interactivity: float | None = _fc("Out-of-range answers: its interactivity.")
-    nearest_output_tput_per_gpu: float | None = _fc("Out-of-range answers: its throughput per GPU.")
-    measured_interactivity_min: float | None = _fc("Answers: the lowest interactivity on the "
-                                                   "series' frontier.")
-    measured_interactivity_max: float | None = _fc("Answers: the highest interactivity on it.")
-    observed_on: date | None = _fc("InferenceX observation date.")
-    run_url: str | None = _fc("InferenceX run that measured the point.")
-    run_started_at: str | None = _fc("When that run started, as published.")
-    scenario: str | None = _fc("MLPerf scenario: Offline, Server or Interactive.")
-    round: str | None = _fc("MLPerf round.")
-    division: str | None = _fc("MLPerf division (closed, open, network).")
-    availability: str | None = _fc("MLPerf availability: available, preview or rdi.")
-    preview: bool | None = _fc("MLPerf: true for a preview result (systems not yet available).")
-    citation: str | None = _fc("MLPerf: the result ID, or where the round publishes none, "
-                               "organisation, system, round, division, availability and the "
-                               "results path at a pinned commit.")
-    lengths_match: bool | None = _fc("MLPerf: whether the result ran at this chart's input/"
-                                     "output lengths (never: MLPerf runs its own dataset).")
-    lengths_note: str | None = _fc("MLPerf: what lengths the result ran at.")
-    mlperf_id: str | None = _fc("MLPerf result ID as MLCommons publishes it (JSON ID, e.g. "
-                                "5.1-0001), where the round's file has one.")
-    details_url: str | None = _fc("MLCommons' details page of the MLPerf result, where published.")
-    system_name: str | None = _fc("MLPerf system.")
-    organization: str | None = _fc("MLPerf submitter.")
-    tpot_limit_ms: float | None = _fc("MLPerf: the p99 TPOT limit the per-user floor comes from.")
-    rate_per_accelerator_hour: float | None = _fc("Assumed USD per GPU-hour (evidence: assumption).")
-    cost_per_million_tokens: float | None = _fc("rate / (output tokens/s per every GPU x 3600) x 1e6, "
-                                                "USD per million output tokens.")
-    list_price_per_accelerator_hour: float | None = _fc("Cheapest current Azure list price per "
-                                                        "accelerator-hour in the region/offer/OS "
-                                                        "asked; NULL where Azure does not rent it.")
-    list_price_sku: str | None = _fc("The Azure VM size of that price.")
-    list_price_cost_per_million_tokens: float | None = _fc("Cost per million output tokens at that "
-                                                           "list price; NULL without one.")
-    list_price_cost_per_million_total_tokens: float | None = _fc("Cost per million total tokens "
-                                                                 "at that list price.")
-    cost_per_million_input_tokens: float | None = _fc("rate / (input tokens/s per GPU x 3600) x "
-                                                      "1e6 (InferenceX).")
-    cost_per_million_total_tokens: float | None = _fc("rate / (total tokens/s per GPU x 3600) x "
-                                                      "1e6 (InferenceX).")
-    joules_per_output_token: float | None = _fc("Energy per output token where valid: InferenceX "
-                                                "only with power_valid 1 on schema 2 (GPU power); "
-                                                "MLPerf from its wall-power run. See energy_scope.")
-    energy_scope: str | None = _fc("What the energy figure measures; InferenceX GPU power and "
-                                   "MLPerf wall power are not comparable.")
-    power_status: str | None = _fc("InferenceX power verdict (valid, invalid, legacy_unverified…).")
-    evidence: str | None = _fc("third_party_measured (InferenceX), measured (MLPerf) or derived "
-                               "(an interpolated answer).")
-    measurer: str | None = _fc("Who measured the point.")
-    cost_basis: str | None = _fc("Evidence basis of the cost figures.")
-    notice: str | None = _fc("Attribution: InferenceX's, or MLCommons' derived-result notice.")
-    combined: str | None = _fc("Every row: the answer combines MLPerf with non-MLPerf results, "
-                               "and how.")
-    source: str | None = _fc("inferencex or self_measured (a run the user imported, on the "
-                             "hardware they stated): a self-measured series is its own line.")
-    tool: str | None = _fc("Self-measured: the benchmark tool (vllm, sglang, aiperf, guidellm, "
-                           "llmperf).")
-    tool_version: str | None = _fc("Self-measured: the tool's version, where the file records it.")
-    import_id: str | None = _fc("Self-measured: self_import.id of the imported file.")
-    file_name: str | None = _fc("Self-measured: the imported file's name.")
-    file_sha256: str | None = _fc("Self-measured: sha256 of the imported file's bytes.")
-    interactivity_basis: str | None = _fc("Self-measured: how the tool's figures give the "
-                                          "interactivity (its definitions differ).")
-
-
-# Every system key MLPerf's points carry (``derived.FRONTIER_RENAMES`` aside), described as
-# mlperf_result describes it: a key added to SYSTEM_KEYS reaches the frontier too.
-_CARRIED: dict[str, Any] = {
-    c: (_TYPES.get(c, str | None), col("mlperf_result", c)) for c in derived.SYSTEM_KEYS
-    if c not in FrontierPointPublic.model_fields and c not in derived.FRONTIER_RENAMES}
-FrontierPointPublic = create_model(  # type: ignore[misc]
-    "FrontierPointPublic", __base__=FrontierPointPublic, __module__=__name__,
-    __doc__=FrontierPointPublic.__doc__, **_CARRIED)
 
 
 @relation(
