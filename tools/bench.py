@@ -9,6 +9,7 @@ Nothing here asserts a speed: it measures and reports.
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import os
@@ -42,6 +43,7 @@ from tools.bench_server import (
 )
 
 BIN = Path(sys.executable).parent
+SELF_MEASURED = REPO / "tests" / "cases" / "selfmeasured"  # one real file per tool
 SECONDS = float(os.environ.get("BENCH_SECONDS", "2"))
 REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
 # 100x against 1x, measured in turn: more runs, as each ratio rests on two noisy medians
@@ -202,11 +204,24 @@ def warm_azure(sources: Path) -> None:
 
 
 def seed_price_history(snapshot: Path, versions_per_item: int) -> int:
-    """Give every open price ``versions_per_item - 1`` earlier, closed versions (30 days each,
-    back to back, 1% dearer per step back), written straight into a bench-only copy of the
-    snapshot: a price history of a few years without running hundreds of refreshes."""
+    """Give every open price, Azure's and every cloud's, ``versions_per_item - 1`` earlier,
+    closed versions (30 days each, back to back, 1% dearer per step back), written straight
+    into a bench-only copy of the snapshot: a price history of a few years without running
+    hundreds of refreshes. The price versions now held, both tables."""
     con = duckdb.connect(str(snapshot))
     con.execute("SET enable_progress_bar = false")
+    con.execute("""
+        INSERT INTO cloud_price
+        SELECT p.* REPLACE (
+            left(sha256(p.id || '-history-' || k::VARCHAR), 16) AS id,
+            hourly_price * (1 + 0.01 * k) AS hourly_price,
+            published_price * (1 + 0.01 * k) AS published_price,
+            valid_from - to_days(30 * k::INTEGER) AS valid_from,
+            valid_from - to_days(30 * (k - 1)::INTEGER) AS valid_to,
+            first_seen_at - to_days(30 * k::INTEGER) AS first_seen_at,
+            first_seen_at - to_days(30 * (k - 1)::INTEGER) AS last_seen_at)
+        FROM cloud_price AS p, range(1, ?) AS t(k)
+        WHERE p.valid_to IS NULL""", [versions_per_item])
     con.execute("""
         INSERT INTO azure_price
         SELECT p.* REPLACE (
@@ -218,7 +233,8 @@ def seed_price_history(snapshot: Path, versions_per_item: int) -> int:
             valid_from - to_days(30 * (k - 1)::INTEGER) AS valid_to)
         FROM azure_price AS p, range(1, ?) AS t(k)
         WHERE p.valid_to IS NULL""", [versions_per_item])
-    total = con.execute("SELECT count(*) FROM azure_price").fetchone()[0]
+    total = con.execute("SELECT (SELECT count(*) FROM azure_price) + "
+                        "(SELECT count(*) FROM cloud_price)").fetchone()[0]
     con.execute("CHECKPOINT")
     con.close()
     return total
@@ -500,6 +516,9 @@ def main() -> None:
                      "settings": {"seconds": SECONDS, "repeats": REPEATS}}
     try:
         env, items = refresh_phase(server, work, results)
+        if os.environ.get("BENCH_ONLY") == "refresh":  # the refresh figures alone, quickly
+            print("\n".join(report_refresh(results)))
+            return
         snapshot = current_snapshot(work / "one")
         api_phase(env, snapshot, results)
         limit_phase(env, work, results)
@@ -522,12 +541,16 @@ def current_snapshot(data: Path) -> Path:
 
 
 def refresh_phase(server: BenchServer, work: Path, results: dict) -> tuple[dict, list]:
-    """Refresh, 1x: the real CSV, rules and curated files and 100,000 generated Azure items;
-    then no-change refreshes. The environment of the 1x data dir and the Azure items."""
+    """Refresh, 1x, every source on: the real CSV, rules and curated files, 100,000 generated
+    Azure items, InferenceX's carried answers and every cloud's catalog (21 files, 9 MB);
+    the self-measured files imported; no-change refreshes; then every cloud at a newer commit
+    (a tenth of its prices moved: new versions). The environment of the 1x data dir and the
+    Azure items."""
     server.files["/summary.csv"] = carried(SUMMARY_CSV)
     server.files["/rules.adoc"] = carried(RULES)
     items = json.loads(AZURE_ITEMS.read_text())["Items"] + generate_items(100_000)
     server.serve_items(items)
+    server.serve_catalog(0)
     one = work / "one"
     one.mkdir()
     sources = sources_toml(one / "sources.toml", server,
@@ -539,10 +562,31 @@ def refresh_phase(server: BenchServer, work: Path, results: dict) -> tuple[dict,
     results["refresh_1x"], results["first_after_publish_1x"] = after_publish(
         env, lambda: run_refresh(env))
     results["refresh_1x"]["snapshot_mb"] = current_snapshot(one).stat().st_size / 2**20
+    print("import self-measured runs …", file=sys.stderr)
+    results["import_self_measured"] = import_runs(env, work)
     print("refresh, no change …", file=sys.stderr)
     results["refresh_unchanged"] = run_refresh_repeated(env, max(3, REPEATS))
     results["refresh_unchanged_in_process"] = run_refresh_in_process(env, 3)
+    print("refresh, every cloud at a newer commit …", file=sys.stderr)
+    server.serve_catalog(1)
+    sources_toml(sources, server, f'"v6.1" = "{server.url("/summary.csv")}"')
+    results["refresh_new_catalog"] = run_refresh(env)
     return env, items
+
+
+def import_runs(env: dict, work: Path) -> dict:
+    """`perfledger import` of the carried self-measured files (one per tool), as one process:
+    its wall time and the runs it added."""
+    files = []
+    for f in sorted(SELF_MEASURED.glob("*.gz")):
+        files.append(work / f.name.removesuffix(".gz"))
+        files[-1].write_bytes(gzip.decompress(f.read_bytes()))
+    t = time.perf_counter()
+    done = subprocess.run([BIN / "perfledger", "import", *map(str, files), "--accelerator",
+                           "nvidia-h100-sxm", "--count", "8", "--model", "gpt-oss-120b"],
+                          env=env, capture_output=True, text=True)
+    return {"wall_s": time.perf_counter() - t, "exit": done.returncode, "files": len(files),
+            "said": done.stdout.strip().splitlines()[-1:]}
 
 
 def api_phase(env: dict, snapshot: Path, results: dict) -> None:
@@ -649,6 +693,7 @@ def hundred_phase(server: BenchServer, work: Path, env: dict, items: list,
     moved = [{**i, "retailPrice": i["retailPrice"] + 0.25, "unitPrice": i["unitPrice"] + 0.25,
               "effectiveStartDate": "2026-11-01T00:00:00Z"} for i in items]
     server.serve_items(moved)
+    server.serve_catalog(2)  # every cloud at a newer commit again
     sources_big = sources_toml(big / "sources.toml", server,
                                f'"synthetic" = "{server.url("/summary.csv")}"')
     warm_azure(sources_big)
@@ -660,7 +705,8 @@ def hundred_phase(server: BenchServer, work: Path, env: dict, items: list,
     results["refresh_100x"].update(
         snapshot_mb=current_snapshot(big).stat().st_size / 2**20,
         price_versions_before=versions,
-        price_versions=con.execute("SELECT count(*) FROM azure_price").fetchone()[0],
+        price_versions=con.execute("SELECT (SELECT count(*) FROM azure_price) + "
+                                   "(SELECT count(*) FROM cloud_price)").fetchone()[0],
         results_rows=con.execute("SELECT count(*) FROM mlperf_result").fetchone()[0])
     con.close()
     hundred_against_one(env_big, env, results)
@@ -746,10 +792,11 @@ def targets(r: dict) -> list[dict]:
         line(f"first request of every list query after a {when.replace('_', ' at ')}: "
              "slowest ms", slowest, f"<= {limit}", slowest <= limit)
     full, unchanged = r["refresh_1x"], r["refresh_unchanged"]
-    line("refresh, full: wall s", full["wall_s"], "< 30", full["wall_s"] < 30)
+    line("refresh, full, every source on: wall s", full["wall_s"], "< 60", full["wall_s"] < 60)
     line("refresh, no change: median wall s of 3", unchanged["wall_s"], "< 3",
          unchanged["wall_s"] < 3)
-    peak = max(full["peak_rss_mb"], unchanged["peak_rss_mb"])
+    peak = max(full["peak_rss_mb"], unchanged["peak_rss_mb"],
+               r["refresh_new_catalog"]["peak_rss_mb"])
     line("refresh: peak RSS MB of the refresh process", peak, "< 500", peak < 500)
     return out
 
@@ -774,7 +821,9 @@ def report_refresh(r: dict) -> list[str]:
     lines += ["", "### Refresh (`perfledger refresh`, a new process each time)", "",
              "| run | status | wall s | CPU s | machine stolen | stages (s) | peak RSS MB, largest "
              "process (whole tree) | snapshot MB |", "|---|---|---|---|---|---|---|---|"]
-    for key in ("refresh_1x", "refresh_unchanged", "refresh_100x"):
+    for key in ("refresh_1x", "refresh_unchanged", "refresh_new_catalog", "refresh_100x"):
+        if key not in r:
+            continue
         x = r[key]
         stages = ", ".join(f"{k} {v:.2f}" for k, v in x["stages_s"].items())
         wall = f"{x['wall_s']:.1f}"
@@ -791,10 +840,17 @@ def report_refresh(r: dict) -> list[str]:
     lines += ["", "No-change refreshes in one long-lived process (`serve --refresh-every`, a scheduler "
               "loop; imports paid once): " + ", ".join(f"{x['wall_s']:.1f} s ({x['status']})" for x in warm)
               + "."]
-    big = r["refresh_100x"]
-    lines += ["", f"100x: {big['results_rows']:,} results rows; {big['price_versions_before']:,} price "
-              f"versions before (history seeded into a copy), {big['price_versions']:,} after a refresh "
-              "in which every one of the 100,013 prices changed."]
+    big, runs = r.get("refresh_100x"), r["import_self_measured"]
+    lines += ["", f"Every source on: rows per source of the full refresh {r['refresh_1x']['rows']}; "
+              f"refresh_new_catalog: every cloud's file at a newer commit, a tenth of its prices "
+              f"moved. `perfledger import` of {runs['files']} self-measured files (one per tool): "
+              f"{runs['wall_s']:.1f} s, exit {runs['exit']} ({' '.join(runs['said'])}).",
+              ]
+    if big:
+        lines += ["", f"100x: {big['results_rows']:,} results rows; {big['price_versions_before']:,} "
+                  "price versions (Azure's and every cloud's) before (history seeded into a copy), "
+                  f"{big['price_versions']:,} after a refresh in which every one of the 100,013 "
+                  "Azure prices changed and every cloud moved to a newer commit."]
     return lines
 
 

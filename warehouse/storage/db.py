@@ -32,42 +32,51 @@ def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Iterable[dict]
                 batch: int = 50_000) -> int:
     """Bulk-insert dicts into a table through Arrow (no row-by-row inserts); returns the count.
 
-    The table's own columns (as DuckDB describes it, in order, with their types) say what is
-    read from each row: a key missing from a row is NULL, a key the table lacks is ignored.
+    A key missing from a row is NULL, a key the table lacks is ignored (``insert_columns``).
     Rows are consumed lazily, ``batch`` at a time.
     """
+    names = _columns(con, table)
+    total = 0
+    chunk: list[dict] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= batch:
+            total += insert_columns(con, table, {n: [r.get(n) for r in chunk] for n in names})
+            chunk.clear()
+    if chunk:
+        # Column by column over the table's names: Table.from_pylist would take the names
+        # from the first row alone and drop a key that only later rows carry.
+        total += insert_columns(con, table, {n: [r.get(n) for r in chunk] for n in names})
+    return total
+
+
+def insert_columns(con: duckdb.DuckDBPyConnection, table: str,
+                   columns: dict[str, list]) -> int:
+    """Bulk-insert equal-length value lists (column name -> values) through Arrow, each cast
+    to the table's type (as DuckDB describes the table): a column the table lacks is ignored,
+    one ``columns`` lacks is NULL. Columns hold a large file's rows in a fraction of the
+    memory a dict per row takes. Returns the count."""
     import pyarrow as pa  # only a refresh that writes needs Arrow
 
+    types = _columns(con, table)
+    given = [n for n in types if n in columns]
+    if not given:
+        return 0
+    con.register("_perfledger_batch", pa.table({n: columns[n] for n in given}))
+    select = ", ".join(f'CAST("{n}" AS {types[n]}) AS "{n}"' for n in given)
+    con.execute(f'INSERT INTO "{table}" BY NAME SELECT {select} FROM _perfledger_batch')  # noqa: S608 - names from the catalog
+    con.unregister("_perfledger_batch")
+    return len(columns[given[0]])
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
+    """The table's columns and their types, in order, as DuckDB describes it."""
     described = con.execute(
         "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
         "ORDER BY column_index", [table]).fetchall()
     if not described:
         raise ValueError(f"insert_rows: no table {table!r}")
-    names = [r[0] for r in described]
-    types = dict(described)
-    total = 0
-    chunk: list[dict] = []
-
-    def flush() -> None:
-        nonlocal total
-        if not chunk:
-            return
-        # Column by column over the table's names: Table.from_pylist would take the names
-        # from the first row alone and drop a key that only later rows carry.
-        arrow = pa.table({n: [row.get(n) for row in chunk] for n in names})
-        con.register("_perfledger_batch", arrow)
-        select = ", ".join(f'CAST("{n}" AS {types[n]}) AS "{n}"' for n in names)
-        con.execute(f'INSERT INTO "{table}" BY NAME SELECT {select} FROM _perfledger_batch')  # noqa: S608 - names from the catalog
-        con.unregister("_perfledger_batch")
-        total += len(chunk)
-        chunk.clear()
-
-    for row in rows:
-        chunk.append(row)
-        if len(chunk) >= batch:
-            flush()
-    flush()
-    return total
+    return dict(described)
 
 
 def fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str,
