@@ -204,35 +204,27 @@ def warm_azure(sources: Path) -> None:
 
 
 def seed_price_history(snapshot: Path, versions_per_item: int) -> int:
-    """Give every open price, Azure's and every cloud's, ``versions_per_item - 1`` earlier,
-    closed versions (30 days each, back to back, 1% dearer per step back), written straight
-    into a bench-only copy of the snapshot: a price history of a few years without running
-    hundreds of refreshes. The price versions now held, both tables."""
+    """Give every price, Azure's and every cloud's, ``versions_per_item - 1`` closed versions
+    before its earliest one (30 days each, back to back, 1% dearer per step back), written
+    straight into a bench-only copy of the snapshot: a price history of a few years without
+    running hundreds of refreshes. The price versions now held, both tables."""
+    moved = {"azure_price": "retail_price unit_price hourly_price",
+             "cloud_price": "hourly_price published_price"}
     con = duckdb.connect(str(snapshot))
     con.execute("SET enable_progress_bar = false")
-    con.execute("""
-        INSERT INTO cloud_price
-        SELECT p.* REPLACE (
-            left(sha256(p.id || '-history-' || k::VARCHAR), 16) AS id,
-            hourly_price * (1 + 0.01 * k) AS hourly_price,
-            published_price * (1 + 0.01 * k) AS published_price,
-            valid_from - to_days(30 * k::INTEGER) AS valid_from,
-            valid_from - to_days(30 * (k - 1)::INTEGER) AS valid_to,
-            first_seen_at - to_days(30 * k::INTEGER) AS first_seen_at,
-            first_seen_at - to_days(30 * (k - 1)::INTEGER) AS last_seen_at)
-        FROM cloud_price AS p, range(1, ?) AS t(k)
-        WHERE p.valid_to IS NULL""", [versions_per_item])
-    con.execute("""
-        INSERT INTO azure_price
-        SELECT p.* REPLACE (
-            left(sha256(p.id || '-history-' || k::VARCHAR), 16) AS id,
-            retail_price * (1 + 0.01 * k) AS retail_price, unit_price * (1 + 0.01 * k) AS unit_price,
-            hourly_price * (1 + 0.01 * k) AS hourly_price,
-            effective_start - to_days(30 * k::INTEGER) AS effective_start,
-            valid_from - to_days(30 * k::INTEGER) AS valid_from,
-            valid_from - to_days(30 * (k - 1)::INTEGER) AS valid_to)
-        FROM azure_price AS p, range(1, ?) AS t(k)
-        WHERE p.valid_to IS NULL""", [versions_per_item])
+    for table, prices in moved.items():
+        dearer = ", ".join(f"{c} * (1 + 0.01 * k) AS {c}" for c in prices.split())
+        back = "effective_start - to_days(30 * k::INTEGER) AS effective_start, " \
+            if table == "azure_price" else ""
+        con.execute(f"""
+            INSERT INTO {table}
+            SELECT p.* REPLACE (
+                left(sha256(p.id || '-history-' || k::VARCHAR), 16) AS id, {dearer}, {back}
+                valid_from - to_days(30 * k::INTEGER) AS valid_from,
+                valid_from - to_days(30 * (k - 1)::INTEGER) AS valid_to)
+            FROM (SELECT * FROM {table}
+                  QUALIFY valid_from = min(valid_from) OVER (PARTITION BY price_key)) AS p,
+                 range(1, ?) AS t(k)""", [versions_per_item])  # noqa: S608 - our names
     total = con.execute("SELECT (SELECT count(*) FROM azure_price) + "
                         "(SELECT count(*) FROM cloud_price)").fetchone()[0]
     con.execute("CHECKPOINT")

@@ -1,4 +1,4 @@
-"""insert_rows: the table's own columns decide what is read from each row."""
+"""insert_rows and insert_columns: the table's own columns decide what is read."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import duckdb
 import pytest
 
-from warehouse.storage.db import insert_rows
+from warehouse.storage.db import insert_columns, insert_rows
 
 
 def test_rows_are_read_by_the_table_s_columns_whatever_keys_each_row_has():
@@ -25,3 +25,18 @@ def test_rows_are_read_by_the_table_s_columns_whatever_keys_each_row_has():
 def test_an_unknown_table_is_an_error_not_a_silent_no_op():
     with pytest.raises(ValueError, match="no table 'nope'"):
         insert_rows(duckdb.connect(), "nope", [{"a": 1}])
+
+
+def test_columns_are_cast_to_the_table_s_types_and_a_missing_one_is_null():
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (a INTEGER, b VARCHAR, seen TIMESTAMP WITH TIME ZONE, x DOUBLE)")
+    when = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+    # x absent (NULL), "ignored" not a column of t, a given as floats (cast to INTEGER)
+    assert insert_columns(con, "t", {"a": [1.0, 2.0], "b": ["one", None], "seen": [when, None],
+                                     "ignored": ["x", "y"]}) == 2
+    assert con.execute("SELECT a, b, seen, x FROM t ORDER BY a").fetchall() == [
+        (1, "one", when, None), (2, None, None, None)]
+    assert insert_columns(con, "t", {"nothing": [1]}) == 0  # no column of t: nothing written
+    assert con.execute("SELECT count(*) FROM t").fetchone() == (2,)
+    with pytest.raises(ValueError, match="no table 'nope'"):
+        insert_columns(con, "nope", {"a": [1]})
