@@ -43,8 +43,9 @@ class CloudPin(BaseModel):
 
 
 # Every cloud the catalog's v8 layout carries, each pinned to a commit at which its vms.csv
-# was read; the built-in mirror carries samples of azure, gcp, lambda, runpod and vast
-# (ingest/mirror/skypilot_catalog). Azure's v8 file is read from a public fork.
+# was read; the built-in mirror carries samples of azure, daytona, gcp, hyperbolic, lambda,
+# mithril, nebius, oci, runpod, vast and verda (ingest/mirror/skypilot_catalog). Azure's v8
+# file, and Verda's with GB300 sizes, are read from public forks.
 _PINS = """aws e385a0d348eda9cefd9806423e7725944dc249e4
 cudo e280db6c2d70d4828c039527b027ea3a14a88073
 daytona 0eb5da57210acb5149367bd2b2f23237591aa2f5
@@ -54,7 +55,7 @@ hyperstack fdc9d908ab0b2af9f468f139fb3f662c8c6b3257
 jarvislabs 8f097115551e2c48a5eb9a8fafe37e23290ff691
 lambda 0f4070387edc953d7004cff197940e1918a1d6aa
 lium b286816ca6cb4630adc5bcbc45473553e082804d
-mithril f3799650d3e0a7cdd3d058c576311c5c5042e192
+mithril 1f9eb0c264f9a6d78833766f4b18353ac7dfdde9
 nebius 0082b0435f3912ae4c566856b272455cc78f4f61
 oci 0588751183820cf2dab5c8a89447e8aac9f73fd5
 primeintellect d9a304ea01e96cd4a043159c60d9326d8de4cf0f
@@ -63,12 +64,13 @@ seeweb 0082b0435f3912ae4c566856b272455cc78f4f61
 shadeform 8e50954d565e52ffb31cb3f84c04e0cebbb15c1d
 spheron 38989832381639474084a75fd97e82a4290070ea
 vast 01b8cdda287814b30ff0acb49746cca19fbd4355
-verda 538675a09162988c70e6f07f8302e7d986749ff8
 yotta 2811459e36ef1eba8a62a6d42a3284a0bd635c49"""
 DEFAULT_CLOUDS = {
     **{cloud: CloudPin(commit=commit) for cloud, commit in (p.split() for p in _PINS.splitlines())},
     "azure": CloudPin(commit="20291d7eda23e6f420cd9586558cf0bc4051851c",
                       base_url="https://raw.githubusercontent.com/coopslarhette/skypilot-catalog"),
+    "verda": CloudPin(commit="1ae1c5fb141a720e5ca55b14695e0162770b4442",
+                      base_url="https://raw.githubusercontent.com/huksley/skypilot-catalog"),
 }
 
 

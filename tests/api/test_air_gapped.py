@@ -51,8 +51,8 @@ def test_the_refresh_says_one_short_line_per_source(air_gapped):
                                               "gpt-oss-120b has never loaded: ")
     assert any(line.startswith("note: MLPerf could not be reached; the README's section "
                                "'Air-gapped: the built-in mirror'") for line in lines)
-    # the SkyPilot catalog's carried samples stand in for five clouds; the others fail alone
-    assert by_source["cloud_prices"].startswith("cloud_prices: partial, 141 rows — aws has "
+    # the SkyPilot catalog's carried files stand in for eleven clouds; the others fail alone
+    assert by_source["cloud_prices"].startswith("cloud_prices: partial, 432 rows — aws has "
                                                 "never loaded: ")
     assert lines[-1].endswith("azure_prices did not load; cloud_prices, inferencex loaded in "
                               "part (above)")
@@ -149,7 +149,8 @@ def test_make_run_ends_with_the_summary(tmp_path):
                        f"{base}/docs , MCP at {base}/mcp/ (stop with Ctrl-C)"), lines
     assert tail[1] == "from the network: curated"
     assert tail[2] == ("from the built-in mirror (no network): mlperf (v4.1, v5.1, v6.0, v6.1); "
-                       "mlperf_rules; cloud_prices (azure, gcp, lambda, runpod, vast); "
+                       "mlperf_rules; cloud_prices (azure, daytona, gcp, hyperbolic, lambda, "
+                       "mithril, nebius, oci, runpod, vast, verda); "
                        "inferencex (DeepSeek-R1-0528, DeepSeek-V4-Pro)")
     assert tail[3].startswith("needs the network: azure_prices; cloud_prices (aws")
     assert tail[4].startswith("scheduled refreshes: `perfledger refresh` exits 0")

@@ -6,7 +6,8 @@ from __future__ import annotations
 from ingest.mirror import carried_copies
 from tests.helpers import LocalServer
 
-CLOUDS = ("azure", "gcp", "lambda", "runpod", "vast")
+CLOUDS = ("azure", "daytona", "gcp", "hyperbolic", "lambda", "mithril", "nebius", "oci", "runpod",
+          "vast", "verda")
 
 
 def sample(cloud: str) -> tuple[bytes, str]:
