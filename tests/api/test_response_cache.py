@@ -288,9 +288,10 @@ def test_a_relation_over_the_serving_limit_pages_with_the_whole_query(full_copy,
 def test_a_page_by_position_is_the_plain_page(full_copy, client_for, monkeypatch, relation,
                                                 public):
     """A page of a serving table of more than NARROW_FROM_ROWS rows that reaches past row
-    NARROW_PAST is read by position first, with the count in the same query: for random
-    filters, sorts and pages (past the last row too) its rows and total are those of the plain
-    page on the same table."""
+    NARROW_PAST is read by position first, with the count in the same query, and any other
+    page of one of more than COUNTED_FROM_ROWS rows carries the count on its rows: for random
+    filters, sorts and pages (past the last row too) the rows and total of both are those of
+    the plain page on the same table."""
     import random
 
     import warehouse.model.public
@@ -323,7 +324,9 @@ def test_a_page_by_position_is_the_plain_page(full_copy, client_for, monkeypatch
                 return str(e)
 
         by_page, by_position = run(0), run(rows + 10**6)
-        assert by_position == by_page, (q.equals, q.any_of, q.sort, q.limit, q.offset)
+        by_count = run(warehouse.queries.listing.COUNTED_FROM_ROWS + 1)  # not by position
+        assert by_position == by_page == by_count, (q.equals, q.any_of, q.sort, q.limit,
+                                                    q.offset)
         pages += isinstance(by_page, tuple) and bool(by_page[1])
     assert pages > 30  # most random queries have rows
 

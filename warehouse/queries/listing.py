@@ -137,6 +137,7 @@ class ListSQL:
     base: str = ""  # the relation's rows with the output columns, unfiltered
     order: str = ""  # the tie-break order (the serving table's own)
     narrow: str = ""  # a served page by position first, with the total (``run_list_json``)
+    counted: str = ""  # a served page with the count of the filtered rows on each row
 
 
 @dataclass
@@ -215,10 +216,12 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     order = [f"{quote_name(c)} {'DESC' if desc else 'ASC'} NULLS LAST" for c, desc in shape.order[:-1]]
     order.append(f"{quote_name(shape.order[-1][0])} ASC")
     inner = f"{base}{where_sql}"
-    narrow = ""
+    narrow = counted = ""
     if q.served:  # one flat query on the serving table: half the planning of a subquery
         inner = f"SELECT t.\"json\" FROM {source} t{where_sql}"  # noqa: S608
         page = f"{inner} ORDER BY {', '.join(order)} LIMIT ? OFFSET ?"
+        counted = (f"SELECT t.\"json\", count(*) OVER () FROM {source} t{where_sql} "  # noqa: S608
+                   f"ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
         # The same page by position: the filter and the order on the sort columns and the
         # row's place (``pos``, the tie-break order), the JSON of the page's rows alone, and
         # the count of the filtered rows, in one query.
@@ -236,7 +239,7 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
         page = (f"SELECT {', '.join(quote_name(c) for c in shape.select)} FROM ({inner}) "  # noqa: S608
                 f"ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
     return ListSQL(inner=inner, page=page, params=params, columns=shape.select,
-                   base=base, order=", ".join(order[-1:]), narrow=narrow)
+                   base=base, order=", ".join(order[-1:]), narrow=narrow, counted=counted)
 
 
 def _where(q: ListQuery, params: list[object]) -> str:
@@ -304,6 +307,13 @@ def serving_source(con: duckdb.DuckDBPyConnection, q: ListQuery,
 # small table (1x, 492 rows: 1.5 ms against 3.1 ms).
 NARROW_FROM_ROWS = 20_000
 NARROW_PAST = 100
+# Any other page of a serving table of more than COUNTED_FROM_ROWS rows carries the count of
+# the filtered rows on each of its rows (``ListSQL.counted``): a full page then needs no second
+# query for its total. At 100x data a first page of 100 of 33,936 cost rows took 3.2 ms
+# against 2.9 + 2.1 ms (page, then count), and of 22,321 ratio rows 4.0 against 2.6 + 1.8 ms;
+# at 1x (221 and 336 rows), where a filtered page is seldom full, the plain page is quicker
+# (0.96 and 0.85 ms against 1.10 and 1.01).
+COUNTED_FROM_ROWS = 2_000
 
 
 def run_list_json(con: duckdb.DuckDBPyConnection, q: ListQuery, table: str,
@@ -314,6 +324,11 @@ def run_list_json(con: duckdb.DuckDBPyConnection, q: ListQuery, table: str,
     s = list_sql(con, served)
     if rows > NARROW_FROM_ROWS and q.offset + q.limit > NARROW_PAST:
         found = con.execute(s.narrow, [*s.params, q.limit, q.offset]).fetchall()
+        if found:
+            return found[0][1], [r[0] for r in found]
+        return _total(con, q, s, 0), []
+    if rows > COUNTED_FROM_ROWS:
+        found = con.execute(s.counted, [*s.params, q.limit, q.offset]).fetchall()
         if found:
             return found[0][1], [r[0] for r in found]
         return _total(con, q, s, 0), []
