@@ -11,16 +11,14 @@ never slipped under stored ones). Runs as one refresh (lock, staging, validation
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 from urllib.parse import urlencode
 
 from ingest import jsonsafe
 from ingest.cloud_prices import suite
 from ingest.cloud_prices.coverage import coverage
-from ingest.cloud_prices.identity import read_rules
-from ingest.cloud_prices.load import CATALOG_PATH, CloudPricesConfig, load_cloud
+from ingest.cloud_prices.load import CATALOG_PATH, CloudPricesConfig, cloud_rules, load_cloud
 from ingest.cloud_prices.parse import SOURCE
-from ingest.context import CURATED_DATA, LoadContext, SourceSpec
+from ingest.context import LoadContext, SourceSpec
 from warehouse.exceptions import ConfigError, ParseError, SourceError
 from warehouse.storage.db import scalar
 
@@ -70,8 +68,7 @@ def backfill_spec(cloud: str, since: datetime, until: datetime,
             raise SourceError(f"{SOURCE} {cloud}: the warehouse holds its prices up to "
                               f"{stored:%Y-%m-%d %H:%M}; a backfill adds versions after the "
                               "stored history only (choose --since after that)", source=SOURCE)
-        rules = read_rules(Path(ctx.resolve(cfg.rules)) if cfg.rules
-                           else CURATED_DATA / "cloud_accelerators.yaml")
+        rules = cloud_rules(ctx, cfg)
         written = 0
         for sha, committed in commits(ctx, cfg, cloud, since, until, max_commits):
             detail = ctx.outcome.details.setdefault(sha, {"cloud": cloud,

@@ -38,7 +38,8 @@ def parse(raw: Raw, *, round_name: str, snapshot_id: str,
     repository at the file's commit, where that commit is known (``links``)."""
     tree = results_tree(raw)
     for row in _parse(raw, round_name=round_name, snapshot_id=snapshot_id, report=report):
-        yield row | {"details_url": row.get("details_url") or location_url(tree, row.get("location"))}
+        row["details_url"] = row.get("details_url") or location_url(tree, row.get("location"))
+        yield row
 
 
 def _parse(raw: Raw, *, round_name: str, snapshot_id: str,

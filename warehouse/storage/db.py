@@ -4,6 +4,7 @@ guards of a connection that only reads."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import islice
 from pathlib import Path
 
 import duckdb
@@ -35,15 +36,10 @@ def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Iterable[dict]
     A key missing from a row is NULL, a key the table lacks is ignored (``insert_columns``).
     Rows are consumed lazily, ``batch`` at a time.
     """
-    names = _columns(con, table)
+    names = list(_columns(con, table))
     total = 0
-    chunk: list[dict] = []
-    for row in rows:
-        chunk.append(row)
-        if len(chunk) >= batch:
-            total += insert_columns(con, table, {n: [r.get(n) for r in chunk] for n in names})
-            chunk.clear()
-    if chunk:
+    remaining = iter(rows)
+    while chunk := list(islice(remaining, batch)):
         # Column by column over the table's names: Table.from_pylist would take the names
         # from the first row alone and drop a key that only later rows carry.
         total += insert_columns(con, table, {n: [r.get(n) for r in chunk] for n in names})
