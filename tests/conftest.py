@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -53,6 +55,19 @@ def make_settings(tmp: Path, sources: Path, **kw) -> Settings:
     kw.setdefault("api_warm", False)
     return Settings(data_dir=tmp / "var", sources=sources, http_retries=kw.pop("http_retries", 2),
                     http_backoff=0.01, http_max_wait=0.2, snapshot_check_interval=0, **kw)
+
+
+@contextmanager
+def private_client(warehouse: Path, tmp: Path) -> Iterator[TestClient]:
+    """An API client over a private copy (in ``tmp``) of a warehouse a fixture built, its
+    snapshot reader closed after."""
+    copy_data_dir(warehouse / "var", tmp / "var")
+    client = TestClient(create_app(make_settings(tmp, warehouse / "sources.toml")))
+    try:
+        yield client
+    finally:
+        client.app.state.reader.close()
+        client.close()
 
 
 AZURE_PATH = "/api/retail/prices"

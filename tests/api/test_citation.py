@@ -14,11 +14,9 @@ from urllib.parse import quote
 
 import pyarrow.parquet as pq
 import pytest
-from fastapi.testclient import TestClient
 
-from api.app import create_app
-from tests.conftest import make_settings
-from tests.helpers import CASES, copy_data_dir
+from tests.conftest import private_client
+from tests.helpers import CASES
 from warehouse.model.vocabulary import INFERENCEX_ATTRIBUTION, MLPERF_DERIVED_NOTICE
 
 MLPERF = CASES / "mlperf"
@@ -30,12 +28,8 @@ EVERYTHING = {"division": "all", "availability": "all"}
 
 @pytest.fixture(scope="module")
 def client(all_sources_warehouse, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("citation")
-    copy_data_dir(all_sources_warehouse / "var", tmp / "var")
-    c = TestClient(create_app(make_settings(tmp, all_sources_warehouse / "sources.toml")))
-    yield c
-    c.app.state.reader.close()
-    c.close()
+    with private_client(all_sources_warehouse, tmp_path_factory.mktemp("citation")) as c:
+        yield c
 
 
 def all_rows(client, url: str, **params) -> list[dict]:

@@ -5,23 +5,16 @@ rates. Expected rates are read off the samples' CSV lines by hand."""
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
 
-from api.app import create_app
-from tests.conftest import make_settings
-from tests.helpers import copy_data_dir
+from tests.conftest import private_client
 
 EVERYTHING = {"division": "all", "availability": "all", "limit": 1000}
 
 
 @pytest.fixture(scope="module")
 def client(all_sources_warehouse, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("cloud_costs")
-    copy_data_dir(all_sources_warehouse / "var", tmp / "var")
-    c = TestClient(create_app(make_settings(tmp, all_sources_warehouse / "sources.toml")))
-    yield c
-    c.app.state.reader.close()
-    c.close()
+    with private_client(all_sources_warehouse, tmp_path_factory.mktemp("cloud_costs")) as c:
+        yield c
 
 
 def cost(rate: float, result: dict) -> float:

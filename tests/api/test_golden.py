@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_settings
-from tests.helpers import CASES, REAL_DATA, REPO, copy_data_dir
+from tests.conftest import private_client
+from tests.helpers import CASES, REAL_DATA, REPO
 
 GOLDEN = CASES / "golden"
 RECORD = os.environ.get("PERFLEDGER_GOLDEN_RECORD") == "1"
@@ -110,16 +110,9 @@ def case_file(url: str) -> Path:
 
 @pytest.fixture(scope="module")
 def golden_client(all_sources_warehouse, tmp_path_factory):
-    from fastapi.testclient import TestClient
-
-    from api.app import create_app
-
     tmp = tmp_path_factory.mktemp("golden")
-    copy_data_dir(all_sources_warehouse / "var", tmp / "var")
-    client = TestClient(create_app(make_settings(tmp, all_sources_warehouse / "sources.toml")))
-    yield client, tmp, all_sources_warehouse
-    client.app.state.reader.close()
-    client.close()
+    with private_client(all_sources_warehouse, tmp) as client:
+        yield client, tmp, all_sources_warehouse
 
 
 @pytest.mark.parametrize("url", calls())
