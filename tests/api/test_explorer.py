@@ -8,6 +8,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -25,17 +27,8 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is n
 
 @pytest.fixture(scope="module")
 def site(full_warehouse, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("explorer")
-    copy_data_dir(full_warehouse / "var", tmp / "var")
-    port = free_port()
-    env = {**os.environ, "PERFLEDGER_DATA_DIR": str(tmp / "var")}
-    proc = subprocess.Popen([Path(sys.executable).parent / "perfledger", "serve", "--port",
-                             str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    wait_until_up(base + "/healthz")
-    yield base
-    proc.terminate()
-    proc.wait(15)
+    with served_copy(full_warehouse, tmp_path_factory.mktemp("explorer")) as base:
+        yield base
 
 
 def serve_data_dir(var: Path, **env_extra: str):
@@ -48,15 +41,24 @@ def serve_data_dir(var: Path, **env_extra: str):
     return proc, base
 
 
+@contextmanager
+def served_copy(warehouse: Path, tmp: Path) -> Iterator[str]:
+    """`perfledger serve` over a private copy (in ``tmp``) of a warehouse a fixture built: its
+    base URL; the server is stopped after."""
+    copy_data_dir(warehouse / "var", tmp / "var")
+    proc, base = serve_data_dir(tmp / "var")
+    try:
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(15)
+
+
 @pytest.fixture(scope="module")
 def rounds_site(evidence_warehouse, tmp_path_factory):
     """Both rounds, the rules, the curated files and Azure prices: trends have two rounds."""
-    tmp = tmp_path_factory.mktemp("explorer-rounds")
-    copy_data_dir(evidence_warehouse / "var", tmp / "var")
-    proc, base = serve_data_dir(tmp / "var")
-    yield base
-    proc.terminate()
-    proc.wait(15)
+    with served_copy(evidence_warehouse, tmp_path_factory.mktemp("explorer-rounds")) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")

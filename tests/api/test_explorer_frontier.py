@@ -16,21 +16,16 @@ from tests.api.test_explorer import (  # noqa: F401
     assert_fits,
     browser,
     ready,
-    serve_data_dir,
+    served_copy,
 )
-from tests.helpers import copy_data_dir
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
 
 
 @pytest.fixture(scope="module")
 def site(frontier_warehouse, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("explorer-frontier")
-    copy_data_dir(frontier_warehouse / "var", tmp / "var")
-    proc, base = serve_data_dir(tmp / "var")
-    yield base
-    proc.terminate()
-    proc.wait(15)
+    with served_copy(frontier_warehouse, tmp_path_factory.mktemp("explorer-frontier")) as base:
+        yield base
 
 
 def test_the_frontier_chart_draws_lines_per_accelerator_and_labels_mlperf(site, browser):  # noqa: F811

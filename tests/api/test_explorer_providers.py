@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.test_explorer import CHROMIUM, browser, ready, serve_data_dir  # noqa: F401
-from tests.helpers import copy_data_dir
+from tests.api.test_explorer import CHROMIUM, browser, ready, served_copy  # noqa: F401
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
                                 "(make test installs it with apt-get where it can)")
@@ -15,12 +14,8 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is n
 
 @pytest.fixture(scope="module")
 def site(all_sources_warehouse, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("explorer-providers")
-    copy_data_dir(all_sources_warehouse / "var", tmp / "var")
-    proc, base = serve_data_dir(tmp / "var")
-    yield base
-    proc.terminate()
-    proc.wait(15)
+    with served_copy(all_sources_warehouse, tmp_path_factory.mktemp("explorer-providers")) as base:
+        yield base
 
 
 def test_costs_on_the_cheapest_provider_name_it(site, browser):  # noqa: F811
