@@ -79,10 +79,6 @@ def listed(values: list[str] | None) -> list[str]:
     return values or []
 
 
-Numbers = list[float] | None
-Integers = list[int] | None
-
-
 def check_choice(name: str, values: list[str], allowed: tuple[str, ...] | list[str]) -> list[str]:
     """Normalise values against a closed vocabulary set (case-insensitive); 422 naming the
     accepted ones."""

@@ -25,6 +25,7 @@ from api.params import (
 from api.routes.common import parse_as_of, reader, render_list
 from warehouse import queries
 from warehouse.exceptions import QueryError
+from warehouse.figures.derived import PRICED_EVIDENCE
 from warehouse.model.public import (
     ClaimCheckPublic,
     CostPublic,
@@ -35,7 +36,7 @@ from warehouse.model.public import (
     ScenarioRatioPublic,
     TrendPublic,
 )
-from warehouse.model.vocabulary import ASSUMED_RATES, OFFERS_SAID, Evidence, Offer
+from warehouse.model.vocabulary import ASSUMED_RATES, OFFERS_SAID, Offer
 from warehouse.queries import Caveat
 from warehouse.queries.builders import RoundScope, one_of
 
@@ -63,7 +64,6 @@ def ratios(request: Request, q: Annotated[RatioParams, Query()]) -> Response:
 # One rate= value: a positive decimal, alone (every accelerator) or after an accelerator id;
 # declared in the schema, checked by ``_rates`` (whose 422 says it in words).
 RATE = r"^([A-Za-z0-9][A-Za-z0-9._-]*:)?(0*[1-9][0-9]*(\.[0-9]*)?|0*\.[0-9]*[1-9][0-9]*)$"
-PRICED_EVIDENCE = (Evidence.measured, Evidence.third_party_measured, Evidence.self_measured)
 
 
 class CostParams(ResultParams):

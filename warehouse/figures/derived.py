@@ -557,14 +557,18 @@ FROM cost_input r, (VALUES """ + ", ".join(f"({r}::DOUBLE)" for r in ASSUMED_RAT
 OBSERVED_COST_COLUMNS = (("conc", "INTEGER"), ("isl", "INTEGER"), ("osl", "INTEGER"),
                          ("interactivity", "DOUBLE"), ("observed_on", "DATE"),
                          ("run_url", "VARCHAR"), ("file_name", "VARCHAR"))
+# A priced row's input columns when its inputs are of any evidence (``frontier.cost_input_sql``)
+PRICED_RESULT_COLUMNS = (COST_RESULT_COLUMNS + ", r.evidence, "
+                         + ", ".join(f"r.{c}" for c, _ in OBSERVED_COST_COLUMNS))
+# The evidence /v1/costs can price: MLPerf results, InferenceX observations, imported runs.
+PRICED_EVIDENCE = (Evidence.measured, Evidence.third_party_measured, Evidence.self_measured)
 
 
 def evidence_basis(alias: str, price: Evidence) -> str:
     """The basis of a cost row whose input ``alias`` says its evidence, priced on ``price``."""
     return "CASE " + " ".join(
         f"WHEN {alias}.evidence = '{kind.value}' THEN {_lit(basis(kind, price))}"
-        for kind in (Evidence.measured, Evidence.third_party_measured, Evidence.self_measured)
-    ) + " END"
+        for kind in PRICED_EVIDENCE) + " END"
 
 
 def list_price_cost_sql(price_where: str, *, ask: str | None = None,
@@ -578,7 +582,7 @@ def list_price_cost_sql(price_where: str, *, ask: str | None = None,
     evidence and observation columns: ``frontier.cost_input_sql``; default MLPerf's)."""
     columns, row_basis = COST_RESULT_COLUMNS, _lit(basis(Evidence.measured, Evidence.list_price))
     if inputs is not None:
-        columns += ", r.evidence, " + ", ".join(f"r.{c}" for c, _ in OBSERVED_COST_COLUMNS)
+        columns = PRICED_RESULT_COLUMNS
         row_basis = evidence_basis("r", Evidence.list_price)
     if ask is None:
         region, offer, os_, join, asked, first = "p.region", "p.offer", "p.os", "JOIN", "", ""
@@ -618,8 +622,7 @@ def provider_cost_sql(price_where: str, *, every: bool, inputs: str) -> str:
     the providers' rates ('no price' with a NULL cost where no provider rents it). Bound
     parameters, in order: the offer, ``price_where``'s, the providers (a list; empty: all),
     then ``inputs``'."""
-    columns = (COST_RESULT_COLUMNS + ", r.evidence, "
-               + ", ".join(f"r.{c}" for c, _ in OBSERVED_COST_COLUMNS))
+    columns = PRICED_RESULT_COLUMNS
     summary = """
     UNION ALL (SELECT accelerator_id, 'cheapest', rate, sku, region, price_id, price_valid_from
     FROM p QUALIFY row_number() OVER (PARTITION BY accelerator_id ORDER BY rate, provider) = 1)

@@ -39,6 +39,7 @@ from warehouse.model.vocabulary import (
     OFFERS,
     OPERATING_SYSTEMS,
     POWER_STATUSES,
+    PRICE_SOURCES,
     SCENARIOS,
     Evidence,
     model_family,
@@ -326,8 +327,7 @@ def _assumed_part(source: str, source_params: list, rates: list[float],
                   per: dict[str, float]) -> tuple[str, list]:
     """The assumed-rate cost rows of ``source``: each flat rate for every accelerator, and
     each accelerator's own rate (``per``) for its rows; SQL and bound parameters."""
-    select = derived.COST_RESULT_COLUMNS + ", r.evidence, " + ", ".join(
-        f"r.{c}" for c, _ in derived.OBSERVED_COST_COLUMNS)
+    select = derived.PRICED_RESULT_COLUMNS
     return (f"""
             SELECT r.id || ':assumed:' || coalesce(a.only || ':', '')
                        || CAST(a.rate AS VARCHAR) AS id, {select},
@@ -492,8 +492,7 @@ def _price_sources(providers: list[str]) -> tuple[str, ...]:
     """The sources whose rows a price query of these providers reads (any one will do)."""
     if providers == ["azure"]:
         return ("azure_prices",)
-    return ("cloud_prices",) if providers and "azure" not in providers \
-        else ("azure_prices", "cloud_prices")
+    return ("cloud_prices",) if providers and "azure" not in providers else PRICE_SOURCES
 
 
 def sources_query(*, source: list[str]) -> ListQuery:

@@ -219,9 +219,9 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     narrow = counted = ""
     if q.served:  # one flat query on the serving table: half the planning of a subquery
         inner = f"SELECT t.\"json\" FROM {source} t{where_sql}"  # noqa: S608
-        page = f"{inner} ORDER BY {', '.join(order)} LIMIT ? OFFSET ?"
-        counted = (f"SELECT t.\"json\", count(*) OVER () FROM {source} t{where_sql} "  # noqa: S608
-                   f"ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
+        tail = f"{where_sql} ORDER BY {', '.join(order)} LIMIT ? OFFSET ?"
+        page = f"SELECT t.\"json\" FROM {source} t{tail}"  # noqa: S608
+        counted = f"SELECT t.\"json\", count(*) OVER () FROM {source} t{tail}"  # noqa: S608
         # The same page by position: the filter and the order on the sort columns and the
         # row's place (``pos``, the tie-break order), the JSON of the page's rows alone, and
         # the count of the filtered rows, in one query.
@@ -322,13 +322,10 @@ def run_list_json(con: duckdb.DuckDBPyConnection, q: ListQuery, table: str,
     each row's JSON in order)."""
     served = dataclasses.replace(q, relation=table, subquery=None, served=True, columns=None)
     s = list_sql(con, served)
-    if rows > NARROW_FROM_ROWS and q.offset + q.limit > NARROW_PAST:
-        found = con.execute(s.narrow, [*s.params, q.limit, q.offset]).fetchall()
-        if found:
-            return found[0][1], [r[0] for r in found]
-        return _total(con, q, s, 0), []
-    if rows > COUNTED_FROM_ROWS:
-        found = con.execute(s.counted, [*s.params, q.limit, q.offset]).fetchall()
+    with_total = (s.narrow if rows > NARROW_FROM_ROWS and q.offset + q.limit > NARROW_PAST
+                  else s.counted if rows > COUNTED_FROM_ROWS else None)
+    if with_total is not None:  # each row carries the total
+        found = con.execute(with_total, [*s.params, q.limit, q.offset]).fetchall()
         if found:
             return found[0][1], [r[0] for r in found]
         return _total(con, q, s, 0), []
