@@ -37,7 +37,6 @@ from warehouse.model.public import (
     TrendPublic,
 )
 from warehouse.model.vocabulary import ASSUMED_RATES, OFFERS_SAID, Offer
-from warehouse.queries import Caveat
 from warehouse.queries.builders import RoundScope, one_of
 
 router = APIRouter(prefix="/v1", tags=["derived"])
@@ -110,13 +109,6 @@ def costs(request: Request, q: Annotated[CostParams, Query()]) -> Response:
         providers=providers, region=q.region, offer=offer, os=os,
         as_of=parse_as_of(q.as_of), price_status=statuses,
         evidence=check_choice("evidence", listed(q.evidence), PRICED_EVIDENCE))
-    if "list_price" in bases and not providers:  # a row Azure does not price: said, and why
-        query.caveat = Caveat("price_status = 'no price'", "{n} rows say 'no price' ({why}); "
-                              "basis=assumed gives them a cost at assumed rates",
-                              f"no Azure list price for their accelerator in {q.region} "
-                              f"({offer}, {os})", "azure_prices")
-        if set(statuses) == {"priced"}:  # only Azure's rows can answer: its absence says why
-            query.sources = (*query.sources, "azure_prices")
     return render_list(request, query, q)
 
 

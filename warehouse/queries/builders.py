@@ -45,7 +45,14 @@ from warehouse.model.vocabulary import (
     model_family,
     normalise_model,
 )
-from warehouse.queries.listing import Accelerators, AnyOf, Known, ListQuery, contains_pattern
+from warehouse.queries.listing import (
+    Accelerators,
+    AnyOf,
+    Caveat,
+    Known,
+    ListQuery,
+    contains_pattern,
+)
 
 
 def string_schema(**keywords: object) -> Callable[[dict], None]:
@@ -320,6 +327,13 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
         q.known.append(Known("provider", asked,
                              "SELECT DISTINCT provider FROM provider_price ORDER BY 1"))
     q.equals["price_status"] = price_status
+    if "list_price" in bases and not providers:  # a row Azure does not price: said, and why
+        q.caveat = Caveat("price_status = 'no price'", "{n} rows say 'no price' ({why}); "
+                          "basis=assumed gives them a cost at assumed rates",
+                          f"no Azure list price for their accelerator in {region} "
+                          f"({offer}, {os})", "azure_prices")
+        if set(price_status) == {"priced"}:  # only Azure's rows can answer: its absence says why
+            q.sources = (*q.sources, "azure_prices")
     return q
 
 
