@@ -103,7 +103,7 @@ def costs(request: Request, q: Annotated[CostParams, Query()]) -> Response:
     os = check_choice("os", [q.os], CHOICES["os"])[0]
     statuses = choice("price_status", q.price_status)
     rates, per_accelerator = _rates(listed(q.rate))
-    providers = [p.strip().lower() for p in listed(q.provider)]
+    providers = listed(q.provider)
     query = queries.costs_query(
         q.filters(), bases=bases, rates=rates, accelerator_rates=per_accelerator,
         providers=providers, region=q.region, offer=offer, os=os,

@@ -50,7 +50,7 @@ class PriceParams(PageParams):
 def list_prices(request: Request, q: Annotated[PriceParams, Query()]) -> Response:
     """Each price version valid at ``as_of`` (evidence: list_price), with its source page."""
     return render_list(request, queries.prices_query(
-        provider=[p.strip().lower() for p in listed(q.provider)], sku=listed(q.sku),
+        provider=listed(q.provider), sku=listed(q.sku),
         source=choice("source", q.source),
         accelerator=listed(q.accelerator), region=listed(q.region),
         price_type=choice("type", q.type), offer=choice("offer", q.offer), os=choice("os", q.os),
@@ -73,7 +73,7 @@ class HistoryParams(PageParams):
 def price_history(request: Request, q: Annotated[HistoryParams, Query()]) -> Response:
     """Versions with valid_from/valid_to, oldest first unless ``sort`` says otherwise."""
     return render_list(request, queries.price_history_query(
-        sku=q.sku, provider=[p.strip().lower() for p in listed(q.provider)],
+        sku=q.sku, provider=listed(q.provider),
         source=choice("source", q.source), region=listed(q.region),
         offer=choice("offer", q.offer), os=choice("os", q.os)), q)
 

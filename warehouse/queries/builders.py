@@ -302,6 +302,7 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     flat ``rates``.
     """
     kinds = evidence or [Evidence.measured.value]
+    providers = _providers(providers)
     source, source_params = cost_input_sql(kinds)
     parts: list[str] = []
     params: list[object] = []
@@ -465,7 +466,7 @@ def prices_query(*, sku: list[str], accelerator: list[str], region: list[str],
                  source: list[str] | None = None) -> ListQuery:
     """Each price version valid at ``as_of`` of every provider and source (or those named),
     with the accelerator its VM size rents."""
-    named = provider or []
+    named = _providers(provider)
     q = ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
         "provider": named, "price_source": source or [], "arm_sku_name": sku, "arm_region_name": region,
         "price_type": price_type, "offer": offer, "os": os},
@@ -492,7 +493,7 @@ def price_history_query(*, sku: str, region: list[str], offer: list[str],
                         source: list[str] | None = None) -> ListQuery:
     """Every version of one VM size's prices (of the providers and sources named, else every
     one), oldest first per price unless sorted."""
-    named = provider or []
+    named = _providers(provider)
     return ListQuery(relation="price_catalog", public=PriceCatalogPublic, equals={
         "provider": named, "price_source": source or [], "arm_sku_name": [sku],
         "arm_region_name": region, "offer": offer, "os": os},
@@ -500,6 +501,11 @@ def price_history_query(*, sku: str, region: list[str], offer: list[str],
         sources=tuple(source or ()) or _price_sources(named), any_source=True,
         known=[Known("sku", (sku,), "SELECT DISTINCT arm_sku_name FROM price_catalog "
                      "ORDER BY 1")])
+
+
+def _providers(named: list[str] | None) -> list[str]:
+    """Provider names as the warehouse writes them (lower case), whatever case was asked."""
+    return [p.strip().lower() for p in named or []]
 
 
 def _price_sources(providers: list[str]) -> tuple[str, ...]:
