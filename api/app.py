@@ -219,8 +219,7 @@ def _list_params(op: dict, schema: dict, page: str, max_limit: int) -> None:
     row = schema["components"]["schemas"][rows.split("/")[-1]]
     row.pop("required", None)
     columns = list(row["properties"])
-    allowed = {"limit": None, "sort": ["", *columns, *("-" + c for c in columns)],
-               "columns": ["", *columns]}
+    allowed = {"sort": ["", *columns, *("-" + c for c in columns)], "columns": ["", *columns]}
     for param in op.get("parameters", []):
         if param["name"] == "limit":
             param["schema"]["maximum"] = max_limit
