@@ -291,14 +291,21 @@ def test_a_page_by_position_is_the_plain_page(full_copy, client_for, monkeypatch
     NARROW_PAST is read by position first, with the count in the same query, and any other
     page of one of more than COUNTED_FROM_ROWS rows carries the count on its rows: for random
     filters, sorts and pages (past the last row too) the rows and total of both are those of
-    the plain page on the same table."""
+    the plain page on the same table, and those of the relation itself sorted by ORDER BY: a
+    page in the serving table's own order (no sort asked) is read without one."""
     import random
 
     import warehouse.model.public
     import warehouse.queries.listing
     from api.responses import encode_row
     from warehouse.exceptions import QueryError
-    from warehouse.queries import ListQuery, relation_columns, run_list_json, serving_source
+    from warehouse.queries import (
+        ListQuery,
+        relation_columns,
+        run_list,
+        run_list_json,
+        serving_source,
+    )
 
     monkeypatch.setattr(warehouse.queries.listing, "NARROW_PAST", 0)  # every page, to compare
     tmp, sources = full_copy
@@ -307,13 +314,14 @@ def test_a_page_by_position_is_the_plain_page(full_copy, client_for, monkeypatch
     con = opened.local_cursor()
     model = getattr(warehouse.model.public, public)
     plain = ListQuery(relation=relation, public=model)
-    base, params, cols, order = serving_source(con, plain, relation_columns(con, relation))
+    have = relation_columns(con, relation)
+    base, params, cols, order = serving_source(con, plain, have)
     served = opened.serving(relation, cols, base, params, order, lambda r: encode_row(r, cols))
     assert served is not None
     table, rows = served
     arrow = con.sql(f"SELECT * EXCLUDE (json, pos) FROM {table}").to_arrow_table()  # noqa: S608
     rng = random.Random(20261204)
-    pages = 0
+    pages = natural = 0
     for _ in range(150):
         q = _random_query(rng, relation, model, arrow, con)
 
@@ -325,10 +333,17 @@ def test_a_page_by_position_is_the_plain_page(full_copy, client_for, monkeypatch
 
         by_page, by_position = run(0), run(rows + 10**6)
         by_count = run(warehouse.queries.listing.COUNTED_FROM_ROWS + 1)  # not by position
-        assert by_position == by_page == by_count, (q.equals, q.any_of, q.sort, q.limit,
-                                                    q.offset)
+        try:  # the relation itself, sorted by ORDER BY (a page in the table's order is not)
+            total, found, names = run_list(con, q, have)
+            reference: object = (total, [encode_row(r, names).decode() for r in found])
+        except QueryError as e:
+            reference = str(e)
+        assert reference == by_position == by_page == by_count, (
+            q.equals, q.any_of, q.sort, q.limit, q.offset)
+        natural += not q.sort
         pages += isinstance(by_page, tuple) and bool(by_page[1])
     assert pages > 30  # most random queries have rows
+    assert natural > 20  # pages in the serving table's own order (no sort asked) among them
 
 
 def _held(cache) -> int:

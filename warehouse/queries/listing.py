@@ -217,7 +217,13 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     order.append(f"{quote_name(shape.order[-1][0])} ASC")
     inner = f"{base}{where_sql}"
     narrow = counted = ""
-    if q.served:  # one flat query on the serving table: half the planning of a subquery
+    if q.served and all(c == shape.order[-1][0] and not desc for c, desc in shape.order):
+        # The serving table's own order (its tie-break, as it was written): DuckDB keeps a
+        # table's row order through WHERE, LIMIT and OFFSET (its documented order preservation),
+        # so the page needs no sort and stops at its last row; a full page counts apart.
+        inner = f"SELECT t.\"json\" FROM {source} t{where_sql}"  # noqa: S608
+        page = f"{inner} LIMIT ? OFFSET ?"
+    elif q.served:  # one flat query on the serving table: half the planning of a subquery
         inner = f"SELECT t.\"json\" FROM {source} t{where_sql}"  # noqa: S608
         tail = f"{where_sql} ORDER BY {', '.join(order)} LIMIT ? OFFSET ?"
         page = f"SELECT t.\"json\" FROM {source} t{tail}"  # noqa: S608
@@ -298,6 +304,10 @@ def serving_source(con: duckdb.DuckDBPyConnection, q: ListQuery,
     return s.base, base_params, s.columns, s.order
 
 
+# A page in the serving table's own order (no sort asked) is read in that order, unsorted:
+# at 100x a first page of 100 of 4,444 ratio rows took 0.99 ms against 2.59 sorted (3.88 with
+# its count on each row; its count apart, 2.0 ms, is paid only by a full page), and a 1x page
+# of 44 rows 0.67 ms against 0.90. Every other served page is sorted, as follows.
 # A page of a serving table of more than NARROW_FROM_ROWS rows that reaches past row
 # NARROW_PAST of its order is read by position first (``ListSQL.narrow``): the sort keeps
 # positions, not every candidate's JSON, and the total comes with it. At 100x data (49,692
@@ -323,8 +333,8 @@ def run_list_json(con: duckdb.DuckDBPyConnection, q: ListQuery, table: str,
     served = dataclasses.replace(q, relation=table, subquery=None, served=True, columns=None)
     s = list_sql(con, served)
     with_total = (s.narrow if rows > NARROW_FROM_ROWS and q.offset + q.limit > NARROW_PAST
-                  else s.counted if rows > COUNTED_FROM_ROWS else None)
-    if with_total is not None:  # each row carries the total
+                  else s.counted if rows > COUNTED_FROM_ROWS else "")
+    if with_total:  # each row carries the total
         found = con.execute(with_total, [*s.params, q.limit, q.offset]).fetchall()
         if found:
             return found[0][1], [r[0] for r in found]
