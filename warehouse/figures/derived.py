@@ -15,6 +15,7 @@ described by an unrelated table's column of the same name.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import cache
 
 import duckdb
 
@@ -564,6 +565,7 @@ PRICED_RESULT_COLUMNS = (COST_RESULT_COLUMNS + ", r.evidence, "
 PRICED_EVIDENCE = (Evidence.measured, Evidence.third_party_measured, Evidence.self_measured)
 
 
+@cache  # a few labels, asked on every cost request
 def evidence_basis(alias: str, price: Evidence) -> str:
     """The basis of a cost row whose input ``alias`` says its evidence, priced on ``price``."""
     return "CASE " + " ".join(

@@ -16,6 +16,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from enum import StrEnum
+from functools import cache
 
 # --------------------------------------------------------------------------- evidence
 
@@ -104,6 +105,7 @@ def label_comment(labels: Iterable[str], lead: str = "Evidence label") -> str:
     return f"{lead}: one of {', '.join(named[:-1])} or {named[-1]}."
 
 
+@cache  # a few labels, asked on every cost request
 def basis(*labels: str) -> str:
     """The basis a derived row reports: ``derived: a + b`` over its distinct input labels,
     strongest first (ties in the vocabulary's order), so the weakest is always visible (e.g.
