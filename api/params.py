@@ -161,10 +161,13 @@ class PageParams(Params):
                     csv_escape=not self.csv_raw)
 
 
-# The ISO 8601 forms ``as_of`` takes (``api.routes.common.parse_as_of``), for the schema: real
-# calendar days (29 February aside) from 1970 on, an optional time and offset.
-AS_OF_PATTERN = (r"^(19[7-9][0-9]|[2-9][0-9]{3})-((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])|"
-                 r"(0[13-9]|1[0-2])-(29|30)|(0[13578]|1[02])-31)([T ]([01][0-9]|2[0-3]):[0-5]"
+# The ISO 8601 forms ``as_of`` takes (``api.routes.common.parse_as_of``), for the schema of
+# clients that check a value before sending it: calendar days from 1970 on, an optional time
+# and offset. Every value the server answers matches; 29 February matches in any year (a
+# pattern cannot tell leap years), so 2023-02-29 matches and is then refused with a 422, as are
+# days past 9999-12-30.
+AS_OF_PATTERN = (r"^(19[7-9][0-9]|[2-9][0-9]{3})-((0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-9])|"
+                 r"(0[13-9]|1[0-2])-30|(0[13578]|1[02])-31)([T ]([01][0-9]|2[0-3]):[0-5]"
                  r"[0-9](:[0-5][0-9](\.[0-9]{1,6})?)?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])?)?$")
 
 

@@ -57,6 +57,40 @@ def test_extreme_dates_are_a_422_naming_the_range(full_client, path, moment):
     assert error["param"] == "as_of" and "from 1970-01-01 to 9999-12-30" in error["message"]
 
 
+def test_the_schemas_as_of_pattern_matches_every_value_the_server_answers(full_client):
+    """A client checking ``as_of`` against the OpenAPI pattern before sending it never refuses
+    a value the server answers (every day of a leap and a common year, the range's ends, times
+    and offsets); what the pattern refuses, the server refuses too."""
+    import re
+    from datetime import date, timedelta
+
+    from api.routes.common import parse_as_of
+    from warehouse.exceptions import QueryError
+
+    def answered(value: str) -> bool:
+        try:
+            return parse_as_of(value) is not None
+        except QueryError:
+            return False
+
+    doc = full_client.get("/openapi.json").json()
+    patterns = {s["pattern"] for op in doc["paths"].values() for m in op.values()
+                for p in m.get("parameters", []) if p["name"] == "as_of"
+                for s in p["schema"].get("anyOf", [p["schema"]]) if "pattern" in s}
+    assert len(patterns) == 1
+    pattern = re.compile(patterns.pop())
+    days = [(date(2023, 1, 1) + timedelta(days=n)).isoformat() for n in range(731)]
+    values = [*days, "2023-02-29", "2024-02-30", "2024-04-31", "1970-01-01", "1969-12-31",
+              "9999-12-30", "9999-12-31", "2024-02-29T23:59:59.5+05:30", "2024-02-29 00:00Z",
+              "2024-02-29T24:00", "2024-2-29", "20240229"]
+    assert answered("2024-02-29") and not answered("2023-02-29")
+    for value in values:
+        if answered(value):
+            assert pattern.fullmatch(value), value
+        if not pattern.fullmatch(value):
+            assert not answered(value), value
+
+
 def test_health_degraded_and_readiness(full_copy, client_for, tmp_path):
     tmp, _ = full_copy
     client = client_for(make_settings(tmp, full_copy[1]))
