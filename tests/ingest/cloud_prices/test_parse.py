@@ -39,13 +39,26 @@ def test_vast_columns_by_name_and_spot_zero_is_no_spot():
     assert by(rs, "1x-H100_NVL-32-65536", "Bulgaria, BG, EU")["accelerator_id"] == "nvidia-h100-nvl"
     assert by(rs, "8x-H100_SXM-32-65536", "Vietnam, VN, AS")["accelerator_id"] == "nvidia-h100-sxm"
     assert by(rs, "1x-A100_SXM4-32-65536", "Georgia, US, NA")["accelerator_id"] == "nvidia-a100-40gb"
+    # A100_PCIE is 40 or 80 GB; this row's GpuInfo says 81920 MiB per GPU: the 80 GB part
     pcie = by(rs, "1x-A100_PCIE-32-65536", "Oklahoma, US, NA")
-    assert (pcie["accelerator_match"], pcie["accelerator_id"], pcie["accelerator_candidates"]) == \
-        ("ambiguous", None, "nvidia-a100-40gb,nvidia-a100-pcie-80gb")
+    assert (pcie["accelerator_match"], pcie["accelerator_id"]) == \
+        ("mapped", "nvidia-a100-pcie-80gb")
     rtx = by(rs, "1x-RTX_5090-32-65536", "Texas, US, NA")
     assert (rtx["accelerator_match"], rtx["accelerator_id"]) == ("unmapped", None)
     assert all(r["catalog_commit"] == "01b8cdda287814b30ff0acb49746cca19fbd4355" for r in rs)
     assert all(r["evidence"] == "list_price" for r in rs)
+
+
+def test_a_gpu_memory_rule_needs_the_memory_the_row_states():
+    # the same vast row with another memory in its GpuInfo (40960 MiB), or with none: the
+    # 80 GB rule no longer applies and the row is ambiguous between the two A100 PCIe sizes
+    real, _ = sample("vast")
+    line = next(x for x in real.splitlines() if x.startswith(b"1x-A100_PCIE-"))
+    for info in (line.replace(b"81920", b"40960"), line.replace(b"'SizeInMiB': 81920", b"")):
+        [row] = [r for r in rows("vast", real.replace(line, info))
+                 if r["instance_type"] == "1x-A100_PCIE-32-65536"]
+        assert (row["accelerator_match"], row["accelerator_candidates"]) == \
+            ("ambiguous", "nvidia-a100-40gb,nvidia-a100-pcie-80gb")
 
 
 def test_azure_variants_counts_and_empty_prices():
