@@ -44,7 +44,8 @@ def test_vast_columns_by_name_and_spot_zero_is_no_spot():
     assert (pcie["accelerator_match"], pcie["accelerator_id"]) == \
         ("mapped", "nvidia-a100-pcie-80gb")
     rtx = by(rs, "1x-RTX_5090-32-65536", "Texas, US, NA")
-    assert (rtx["accelerator_match"], rtx["accelerator_id"]) == ("unmapped", None)
+    assert (rtx["accelerator_match"], rtx["accelerator_id"]) == \
+        ("mapped", "nvidia-geforce-rtx-5090")
     assert all(r["catalog_commit"] == "01b8cdda287814b30ff0acb49746cca19fbd4355" for r in rs)
     assert all(r["evidence"] == "list_price" for r in rs)
 
@@ -75,7 +76,29 @@ def test_azure_variants_counts_and_empty_prices():
                 and r["region"] == "eastus"]
     assert [r["offer"] for r in rs if r["instance_type"] == "Standard_NC24_Promo"] == ["on_demand"]
     assert by(rs, "Basic_A0", "centralus")["accelerator_match"] == "none"
-    assert by(rs, "Standard_NV16as_v4", "eastus")["accelerator_match"] == "unmapped"
+    # NV16as_v4 rents half an MI25 (Microsoft Learn, NVv4-series: 1/2), the catalog says 1:
+    # 0.932 / 0.5 = 1.864 per MI25-hour; the K80 promo's 4 are Azure's half-card GPUs
+    mi25 = by(rs, "Standard_NV16as_v4", "eastus")
+    assert (mi25["catalog_count"], mi25["accelerators"], mi25["accelerator_id"]) == \
+        (1.0, 0.5, "amd-radeon-instinct-mi25")
+    assert mi25["hourly_price"] / mi25["accelerators"] == pytest.approx(1.864)
+    k80 = by(rs, "Standard_NC24_Promo", "southcentralus")
+    assert (k80["accelerators"], k80["accelerator_id"]) == (4.0, "nvidia-k80")
+
+
+def test_v100_and_p100_map_by_the_memory_their_gpuinfo_states():
+    # OCI's GPU3 (V100) and GPU2 (P100) shapes and Verda's V100 sizes say 16384 MiB per GPU
+    oci = rows("oci")
+    assert {(r["accelerator_name"], r["accelerator_id"]) for r in oci
+            if r["accelerator_name"] in ("V100", "P100")} == {
+        ("V100", "nvidia-v100-16gb"), ("P100", "nvidia-p100-16gb")}
+    assert by(rows("verda"), "8V100.48V", "FIN-03")["accelerator_id"] == "nvidia-v100-16gb"
+    # the same Verda line stating 32768 MiB (a 32 GB V100) is no 16 GB part: unmapped
+    real, _ = sample("verda")
+    line = next(x for x in real.splitlines() if x.startswith(b"8V100.48V,"))
+    v32 = by(rows("verda", real.replace(line, line.replace(b"16384", b"32768"))), "8V100.48V",
+             "FIN-03")
+    assert (v32["accelerator_match"], v32["accelerator_id"]) == ("unmapped", None)
 
 
 def test_gcp_placeholders_refused_and_tpu_chips_counted():
