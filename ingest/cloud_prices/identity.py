@@ -2,7 +2,8 @@
 
 ``Rules.match`` answers (accelerator id, count, match, candidates) for one row; the file is
 checked when read (pydantic), and a bad file names its entry and field. See the file's header
-for how rules apply; the most specific rules (instance pattern, then cloud) decide.
+for how rules apply; the most specific rules (GpuInfo memory, instance pattern, then cloud)
+decide.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from warehouse.exceptions import ConfigError
 from warehouse.model.vocabulary import CloudMatch
 
+# GpuInfo's per-GPU memory: a Python-literal dict in most clouds' files, JSON in some
+GPU_MEMORY = re.compile(r"""['"]SizeInMiB['"]\s*:\s*(\d+)""")
+
 
 class Rule(BaseModel):
     """One rule of the file."""
@@ -27,6 +31,7 @@ class Rule(BaseModel):
     name: str
     clouds: list[str] = []
     instance: str | None = None
+    gpu_memory_mib: int | None = None
     accelerator_id: str | None = None
     candidates: list[str] = []
     count: float | None = None
@@ -43,8 +48,8 @@ class Rule(BaseModel):
 
     @property
     def rank(self) -> int:
-        """How specific the rule is: an instance pattern, then a cloud list."""
-        return 2 * bool(self.instance) + bool(self.clouds)
+        """How specific the rule is: a GpuInfo memory, an instance pattern, then a cloud list."""
+        return 4 * bool(self.gpu_memory_mib) + 2 * bool(self.instance) + bool(self.clouds)
 
 
 class RulesFile(BaseModel):
@@ -80,13 +85,16 @@ class Rules:
             out.setdefault(rule.name.lower(), []).append(rule)
         return out
 
-    def match(self, cloud: str, instance: str, name: str | None, count: float | None) -> Match:
+    def match(self, cloud: str, instance: str, name: str | None, count: float | None,
+              gpu_info: str | None = None) -> Match:
         """The accelerator of one catalog row (``none`` when it names no accelerator)."""
         if not name:
             return Match(None, None, CloudMatch.none)
+        memory = gpu_memory_mib(gpu_info)
         fits = [r for r in self.by_name.get(name.lower(), [])
                 if (not r.clouds or cloud in r.clouds)
-                and (not r.instance or re.search(r.instance, instance))]
+                and (not r.instance or re.search(r.instance, instance))
+                and (not r.gpu_memory_mib or r.gpu_memory_mib == memory)]
         if not fits:
             return Match(None, count, CloudMatch.unmapped)
         best = max(r.rank for r in fits)
@@ -99,6 +107,12 @@ class Rules:
         if rule.count_in_name:
             count = float(re.findall(r"\d+", name)[-1])
         return Match(ids[0], rule.count or count, CloudMatch.mapped)
+
+
+def gpu_memory_mib(gpu_info: str | None) -> int | None:
+    """The per-GPU memory (MiB) a row's GpuInfo states, when it states exactly one size."""
+    sizes = {int(m) for m in GPU_MEMORY.findall(gpu_info or "")}
+    return sizes.pop() if len(sizes) == 1 else None
 
 
 def read_rules(path: Path) -> Rules:

@@ -117,7 +117,7 @@ def parse(body: bytes, *, cloud: str, commit: str, rules: Rules, snapshot_id: st
         records = _sum_gcp_hosts(records, rules.file.gcp_hosts, notes)
     for line, r in records:
         name = r["AcceleratorName"] or None
-        m = rules.match(cloud, r["InstanceType"], name, r["AcceleratorCount"])
+        m = rules.match(cloud, r["InstanceType"], name, r["AcceleratorCount"], r.get("GpuInfo"))
         for offer, price in ((Offer.on_demand, r["Price"]), (Offer.spot, r.get("SpotPrice"))):
             if price is None or (offer == Offer.spot and price == 0):
                 continue  # no price published; spot 0.00 is the catalog's "no spot"

@@ -39,13 +39,27 @@ def test_vast_columns_by_name_and_spot_zero_is_no_spot():
     assert by(rs, "1x-H100_NVL-32-65536", "Bulgaria, BG, EU")["accelerator_id"] == "nvidia-h100-nvl"
     assert by(rs, "8x-H100_SXM-32-65536", "Vietnam, VN, AS")["accelerator_id"] == "nvidia-h100-sxm"
     assert by(rs, "1x-A100_SXM4-32-65536", "Georgia, US, NA")["accelerator_id"] == "nvidia-a100-40gb"
+    # A100_PCIE is 40 or 80 GB; this row's GpuInfo says 81920 MiB per GPU: the 80 GB part
     pcie = by(rs, "1x-A100_PCIE-32-65536", "Oklahoma, US, NA")
-    assert (pcie["accelerator_match"], pcie["accelerator_id"], pcie["accelerator_candidates"]) == \
-        ("ambiguous", None, "nvidia-a100-40gb,nvidia-a100-pcie-80gb")
+    assert (pcie["accelerator_match"], pcie["accelerator_id"]) == \
+        ("mapped", "nvidia-a100-pcie-80gb")
     rtx = by(rs, "1x-RTX_5090-32-65536", "Texas, US, NA")
-    assert (rtx["accelerator_match"], rtx["accelerator_id"]) == ("unmapped", None)
+    assert (rtx["accelerator_match"], rtx["accelerator_id"]) == \
+        ("mapped", "nvidia-geforce-rtx-5090")
     assert all(r["catalog_commit"] == "01b8cdda287814b30ff0acb49746cca19fbd4355" for r in rs)
     assert all(r["evidence"] == "list_price" for r in rs)
+
+
+def test_a_gpu_memory_rule_needs_the_memory_the_row_states():
+    # the same vast row with another memory in its GpuInfo (40960 MiB), or with none: the
+    # 80 GB rule no longer applies and the row is ambiguous between the two A100 PCIe sizes
+    real, _ = sample("vast")
+    line = next(x for x in real.splitlines() if x.startswith(b"1x-A100_PCIE-"))
+    for info in (line.replace(b"81920", b"40960"), line.replace(b"'SizeInMiB': 81920", b"")):
+        [row] = [r for r in rows("vast", real.replace(line, info))
+                 if r["instance_type"] == "1x-A100_PCIE-32-65536"]
+        assert (row["accelerator_match"], row["accelerator_candidates"]) == \
+            ("ambiguous", "nvidia-a100-40gb,nvidia-a100-pcie-80gb")
 
 
 def test_azure_variants_counts_and_empty_prices():
@@ -62,7 +76,28 @@ def test_azure_variants_counts_and_empty_prices():
                 and r["region"] == "eastus"]
     assert [r["offer"] for r in rs if r["instance_type"] == "Standard_NC24_Promo"] == ["on_demand"]
     assert by(rs, "Basic_A0", "centralus")["accelerator_match"] == "none"
-    assert by(rs, "Standard_NV16as_v4", "eastus")["accelerator_match"] == "unmapped"
+    # NV16as_v4 rents half an MI25 (Microsoft Learn, NVv4-series: 1/2) where the catalog says 1;
+    # only the whole-GPU NV32as_v4 maps, so it stays unmapped. The K80 promo's 4 are Azure's
+    # half-card GPUs
+    mi25 = by(rs, "Standard_NV16as_v4", "eastus")
+    assert (mi25["accelerator_match"], mi25["accelerator_id"]) == ("unmapped", None)
+    k80 = by(rs, "Standard_NC24_Promo", "southcentralus")
+    assert (k80["accelerators"], k80["accelerator_id"]) == (4.0, "nvidia-k80")
+
+
+def test_v100_and_p100_map_by_the_memory_their_gpuinfo_states():
+    # OCI's GPU3 (V100) and GPU2 (P100) shapes and Verda's V100 sizes say 16384 MiB per GPU
+    oci = rows("oci")
+    assert {(r["accelerator_name"], r["accelerator_id"]) for r in oci
+            if r["accelerator_name"] in ("V100", "P100")} == {
+        ("V100", "nvidia-v100-16gb"), ("P100", "nvidia-p100-16gb")}
+    assert by(rows("verda"), "8V100.48V", "FIN-03")["accelerator_id"] == "nvidia-v100-16gb"
+    # the same Verda line stating 32768 MiB (a 32 GB V100) is no 16 GB part: unmapped
+    real, _ = sample("verda")
+    line = next(x for x in real.splitlines() if x.startswith(b"8V100.48V,"))
+    v32 = by(rows("verda", real.replace(line, line.replace(b"16384", b"32768"))), "8V100.48V",
+             "FIN-03")
+    assert (v32["accelerator_match"], v32["accelerator_id"]) == ("unmapped", None)
 
 
 def test_gcp_placeholders_refused_and_tpu_chips_counted():
