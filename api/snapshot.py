@@ -17,6 +17,7 @@ import duckdb
 from warehouse.exceptions import QueryError, SnapshotError
 from warehouse.model.schema import empty_warehouse
 from warehouse.model.vocabulary import PUBLISHED
+from warehouse.queries import quote_name
 from warehouse.storage.db import GUARD_SQL, loaded_sources
 from warehouse.storage.store import Layout, SnapshotRef, foreign
 
@@ -38,8 +39,16 @@ ASKED_KEYS = 1_000
 SERVING_MAX_ROWS = 200_000
 
 # Where a cursor looks for an unqualified name: this worker's in-memory relations first (the
-# materialised hot views), then the snapshot.
-SEARCH_PATH = "memory.main,snap.main"
+# materialised hot views), then its serving tables, then the snapshot.
+SEARCH_PATH = "memory.main,served.main,snap.main"
+
+# Serving tables live in an in-memory database of their own that DuckDB compresses (ATTACH
+# ... (COMPRESS), checkpointed once a table is written): the columns pages filter on are
+# dictionary-encoded, so a filter compares codes, not strings. The JSON column, which pages
+# return whole, is left uncompressed (decoding it cost more than it saved). At 100x a full
+# first page of ratios with its count took 0.85 + 0.93 ms against 0.91 + 1.70 uncompressed;
+# at 1x, where tables are too small to compress, the same.
+SERVED_DB = "served"
 
 log = logging.getLogger("perfledger.api")
 
@@ -66,6 +75,7 @@ class Opened:
     _asked: set = field(default_factory=set)  # (sql, params) asked once and not kept yet
     _serving: dict = field(default_factory=dict)  # (relation, columns) -> (table, rows)
     _names: itertools.count = field(default_factory=itertools.count)
+    served_db: str = "memory"  # where serving tables are written (``SERVED_DB`` on a snapshot)
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A new cursor that reads the in-memory relations first, then the snapshot."""
@@ -156,7 +166,7 @@ class Opened:
         for key in [k for k in self._serving if k[0] == relation]:
             served = self._serving.pop(key)
             if served is not None:
-                self._ddl(f"DROP TABLE IF EXISTS memory.main.{served[0]}")
+                self._ddl(f"DROP TABLE IF EXISTS {self.served_db}.main.{served[0]}")
 
     def serving(self, relation: str, columns: list[str], base_sql: str, base_params: list,
                 order: str, encode) -> tuple[str, int] | None:
@@ -191,9 +201,16 @@ class Opened:
                     cur.register("_serving_rows", table.append_column(
                         "pos", pa.array(range(table.num_rows), pa.int32())))
                     name = f"serve_{next(self._names)}"
-                    cur.execute(f"CREATE TABLE memory.main.{name} AS "  # noqa: S608 - our name
+                    kinds = cur.execute("DESCRIBE SELECT * FROM _serving_rows").fetchall()
+                    cols = ", ".join(f"{quote_name(c)} {kind}" + (
+                        " USING COMPRESSION uncompressed" if c == "json" else "")
+                        for c, kind, *_ in kinds)
+                    cur.execute(f"CREATE TABLE {self.served_db}.main.{name} ({cols})")
+                    cur.execute(f"INSERT INTO {self.served_db}.main.{name} "  # noqa: S608
                                 "SELECT * FROM _serving_rows")
                     cur.unregister("_serving_rows")
+                    if self.served_db == SERVED_DB:
+                        cur.execute(f"CHECKPOINT {SERVED_DB}")
                 finally:
                     cur.close()
                 self._serving[key] = (name, table.num_rows)
@@ -255,6 +272,7 @@ class SnapshotReader:
         con = duckdb.connect(config={"threads": 1})
         try:
             con.execute("ATTACH ? AS snap (READ_ONLY)", [str(ref.path)])
+            con.execute(f"ATTACH ':memory:' AS {SERVED_DB} (COMPRESS)")
             why = foreign(con, "snap")
             if why is not None:  # another program's database: a health state, not a 500
                 raise duckdb.InvalidInputException(why)
@@ -262,7 +280,7 @@ class SnapshotReader:
         except duckdb.Error:
             con.close()
             raise
-        return Opened(ref, con)
+        return Opened(ref, con, served_db=SERVED_DB)
 
     def get(self) -> Opened:
         """The snapshot to answer this request from."""

@@ -22,10 +22,12 @@ LIST = ["/v1/results?model=deepseek-r1", "/v1/ratios", "/v1/prices", "/v1/per-ac
 
 
 def built(client: TestClient) -> set[str]:
-    """The in-memory tables the snapshot being served holds (hot views, serving, kept)."""
+    """The in-memory tables the snapshot being served holds (hot views and kept rows in
+    ``memory``, serving tables in their compressed database)."""
     opened = client.app.state.reader.get()
     return {r[0] for r in opened.con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE database_name = 'memory'").fetchall()}
+        "SELECT table_name FROM duckdb_tables() WHERE database_name IN ('memory', ?)",
+        [opened.served_db]).fetchall()}
 
 
 def test_a_started_api_has_built_what_its_routes_share_before_the_first_request(
