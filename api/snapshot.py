@@ -74,6 +74,7 @@ class Opened:
     _kept: dict = field(default_factory=dict)  # (sql, params) -> (name, rows), oldest first
     _asked: set = field(default_factory=set)  # (sql, params) asked once and not kept yet
     _serving: dict = field(default_factory=dict)  # (relation, columns) -> (table, rows)
+    _shapes: dict = field(default_factory=dict)  # relation -> {model: its serving source}
     _names: itertools.count = field(default_factory=itertools.count)
     served_db: str = "memory"  # where serving tables are written (``SERVED_DB`` on a snapshot)
 
@@ -161,8 +162,18 @@ class Opened:
                     self._drop(old)
         return entry[0], entry[2]
 
+    def shape(self, relation: str, public: type, compute: Callable[[], tuple]) -> tuple:
+        """What a serving table of ``relation`` holds for rows of ``public`` (``compute``:
+        ``queries.serving_source``), worked out once per relation and model, not per request;
+        forgotten with the relation (``_drop``)."""
+        shapes = self._shapes.setdefault(relation, {})
+        if public not in shapes:
+            shapes[public] = compute()
+        return shapes[public]
+
     def _drop(self, relation: str) -> None:
         self._ddl(f"DROP TABLE IF EXISTS memory.main.{relation}")
+        self._shapes.pop(relation, None)
         for key in [k for k in self._serving if k[0] == relation]:
             served = self._serving.pop(key)
             if served is not None:

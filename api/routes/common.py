@@ -99,7 +99,8 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
         else:
             served = None
             if fmt is Format.json and not q.columns and q.subquery is None:  # JSON encoded once
-                base, base_params, cols, order = serving_source(con, q, have)
+                base, base_params, cols, order = opened.shape(
+                    q.relation, q.public, lambda: serving_source(con, q, have))
                 served = opened.serving(q.relation, cols, base, base_params, order,
                                         lambda row: encode_row(row, cols))
             if served is not None:

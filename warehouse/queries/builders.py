@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import date, datetime
+from functools import lru_cache
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
@@ -303,26 +304,13 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     """
     kinds = evidence or [Evidence.measured.value]
     providers = _providers(providers)
-    source, source_params = cost_input_sql(kinds)
-    parts: list[str] = []
-    params: list[object] = []
     # The cost rows depend on the pricing parameters alone; the result filters apply outside,
     # so the same rows serve every filter (``keep``).
-    if "list_price" in bases:
-        sql, more = _list_price_part(source, source_params, providers or [], region=region,
-                                     offer=offer, os=os, as_of=as_of)
-        parts.append(sql)
-        params += more
-    if "assumed" in bases:
-        sql, more = _assumed_part(source, source_params, rates, accelerator_rates or {})
-        parts.append(sql)
-        params += more
-    if not parts:
-        raise QueryError("basis must be list_price and/or assumed", param="basis")
-    sql = " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts)
+    sql, params = _cost_rows(tuple(kinds), tuple(bases), tuple(rates), region, offer, os,
+                             as_of, tuple(providers), tuple((accelerator_rates or {}).items()))
     q = _of_evidence(f.query("costs", CostPublic,
                              observed=[k for k in kinds if k != Evidence.measured]), kinds)
-    q.subquery, q.keep = (sql, params), True
+    q.subquery, q.keep = (sql, list(params)), True
     asked = tuple(p for p in providers or () if p != "all")
     if asked:
         q.known.append(Known("provider", asked,
@@ -336,6 +324,29 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
         if set(price_status) == {"priced"}:  # only Azure's rows can answer: its absence says why
             q.sources = (*q.sources, "azure_prices")
     return q
+
+
+@lru_cache(maxsize=256)  # a dashboard asks the same prices again and again
+def _cost_rows(kinds: tuple[str, ...], bases: tuple[str, ...], rates: tuple[float, ...],
+               region: str, offer: str, os: str, as_of: datetime | None,
+               providers: tuple[str, ...], per: tuple[tuple[str, float], ...]
+               ) -> tuple[str, tuple]:
+    """The cost rows of /v1/costs for these pricing parameters: SQL and bound parameters."""
+    source, source_params = cost_input_sql(list(kinds))
+    parts: list[str] = []
+    params: list[object] = []
+    if "list_price" in bases:
+        sql, more = _list_price_part(source, source_params, list(providers), region=region,
+                                     offer=offer, os=os, as_of=as_of)
+        parts.append(sql)
+        params += more
+    if "assumed" in bases:
+        sql, more = _assumed_part(source, source_params, list(rates), dict(per))
+        parts.append(sql)
+        params += more
+    if not parts:
+        raise QueryError("basis must be list_price and/or assumed", param="basis")
+    return " UNION ALL BY NAME ".join(f"({p.strip()})" for p in parts), tuple(params)
 
 
 def _assumed_part(source: str, source_params: list, rates: list[float],
