@@ -8,6 +8,7 @@ import dataclasses
 import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 
 import duckdb
 from pydantic import BaseModel
@@ -110,8 +111,13 @@ class ListQuery:
     @property
     def output_columns(self) -> list[str]:
         """The columns a row of this query has, in order: the relation's, then its source's."""
-        names = list(self.public.model_fields)
-        return [c for c in names if c not in SOURCE_COLUMNS] + [c for c in names if c in SOURCE_COLUMNS]
+        return list(_output_columns(self.public))
+
+
+@cache  # one per response model, asked by every list request
+def _output_columns(public: type[BaseModel]) -> tuple[str, ...]:
+    names = list(public.model_fields)
+    return (*(c for c in names if c not in SOURCE_COLUMNS), *(c for c in names if c in SOURCE_COLUMNS))
 
 
 def quote_name(name: str) -> str:
