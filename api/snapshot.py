@@ -221,7 +221,12 @@ class Opened:
                                 "SELECT * FROM _serving_rows")
                     cur.unregister("_serving_rows")
                     if self.served_db == SERVED_DB:
-                        cur.execute(f"CHECKPOINT {SERVED_DB}")
+                        try:  # compresses the tables written so far
+                            cur.execute(f"CHECKPOINT {SERVED_DB}")
+                        except duckdb.TransactionException:  # another write is running (it
+                            # fails rather than waits): this table serves as written, and
+                            # the next serving table's checkpoint compresses it
+                            log.debug("serving table %s left uncompressed for now", name)
                 finally:
                     cur.close()
                 self._serving[key] = (name, table.num_rows)

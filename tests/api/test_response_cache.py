@@ -283,6 +283,40 @@ def test_a_relation_over_the_serving_limit_pages_with_the_whole_query(full_copy,
     assert first.content == second.content
 
 
+def test_a_serving_table_written_beside_another_write_serves_its_rows(full_copy, client_for):
+    """Serving tables are compressed by a checkpoint, which DuckDB refuses while another write
+    transaction runs (requests build serving and kept tables side by side): the table is then
+    served as written, with the same rows, and the next checkpoint compresses it."""
+    from warehouse.queries import ListQuery, relation_columns, run_list, run_list_json
+
+    tmp, sources = full_copy
+    client = client_for(make_settings(tmp, sources, api_response_cache_mb=0, api_warm=False))
+    opened = client.app.state.reader.get()
+    con = opened.local_cursor()
+    other = opened.cursor()
+    other.execute("BEGIN TRANSACTION")
+    other.execute(f"CREATE TABLE {opened.served_db}.main.busy AS SELECT 1 AS x")  # still open
+    try:
+        from api.responses import encode_row
+        from warehouse.model.public import ScenarioRatioPublic
+        from warehouse.queries import serving_source
+
+        q = ListQuery(relation="scenario_ratio", public=ScenarioRatioPublic)
+        have = relation_columns(con, "scenario_ratio")
+        base, params, cols, order = serving_source(con, q, have)
+        served = opened.serving("scenario_ratio", cols, base, params, order,
+                                lambda r: encode_row(r, cols))
+        assert served is not None
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    total, rows, names = run_list(con, q, have)
+    assert run_list_json(con, q, *served) == (total, [encode_row(r, names).decode()
+                                                      for r in rows])
+    assert total > 0
+    assert client.get("/v1/ratios").status_code == 200
+
+
 @pytest.mark.parametrize("relation,public", [("mlperf_result", "MlperfResultPublic"),
                                              ("scenario_ratio", "ScenarioRatioPublic")])
 def test_a_page_by_position_is_the_plain_page(full_copy, client_for, monkeypatch, relation,
