@@ -46,9 +46,12 @@ SEARCH_PATH = "memory.main,served.main,snap.main"
 # ... (COMPRESS), checkpointed once a table is written): the columns pages filter on are
 # dictionary-encoded, so a filter compares codes, not strings. The JSON column, which pages
 # return whole, is left uncompressed (decoding it cost more than it saved). At 100x a full
-# first page of ratios with its count took 0.85 + 0.93 ms against 0.91 + 1.70 uncompressed;
-# at 1x, where tables are too small to compress, the same.
+# first page of ratios with its count took 0.85 + 0.93 ms against 0.91 + 1.70 uncompressed.
+# Tables of fewer than COMPRESS_FROM_ROWS rows stay in ``memory``: at 1x (221 to 2,052 rows)
+# a compressed one answered no quicker (a count 0.625 against 0.619 ms), and writing it costs
+# a checkpoint at every warm-up.
 SERVED_DB = "served"
+COMPRESS_FROM_ROWS = 10_000
 
 log = logging.getLogger("perfledger.api")
 
@@ -73,7 +76,7 @@ class Opened:
     _hot: bool = False
     _kept: dict = field(default_factory=dict)  # (sql, params) -> (name, rows), oldest first
     _asked: set = field(default_factory=set)  # (sql, params) asked once and not kept yet
-    _serving: dict = field(default_factory=dict)  # (relation, columns) -> (table, rows)
+    _serving: dict = field(default_factory=dict)  # (relation, columns) -> (table, rows, db)
     _shapes: dict = field(default_factory=dict)  # relation -> {model: its serving source}
     _names: itertools.count = field(default_factory=itertools.count)
     served_db: str = "memory"  # where serving tables are written (``SERVED_DB`` on a snapshot)
@@ -162,6 +165,10 @@ class Opened:
                     self._drop(old)
         return entry[0], entry[2]
 
+    def _db_for(self, rows: int) -> str:
+        """Where a serving table of ``rows`` rows is written (``COMPRESS_FROM_ROWS``)."""
+        return self.served_db if rows >= COMPRESS_FROM_ROWS else "memory"
+
     def shape(self, relation: str, public: type, compute: Callable[[], tuple]) -> tuple:
         """What a serving table of ``relation`` holds for rows of ``public`` (``compute``:
         ``queries.serving_source``), worked out once per relation and model, not per request;
@@ -177,7 +184,7 @@ class Opened:
         for key in [k for k in self._serving if k[0] == relation]:
             served = self._serving.pop(key)
             if served is not None:
-                self._ddl(f"DROP TABLE IF EXISTS {self.served_db}.main.{served[0]}")
+                self._ddl(f"DROP TABLE IF EXISTS {served[2]}.main.{served[0]}")
 
     def serving(self, relation: str, columns: list[str], base_sql: str, base_params: list,
                 order: str, encode) -> tuple[str, int] | None:
@@ -189,7 +196,7 @@ class Opened:
         would cost more than it saves)."""
         key = (relation, tuple(columns), base_sql, repr(base_params))
         if key in self._serving:
-            return self._serving[key]
+            return self._served(key)
         with self._lock:
             if key not in self._serving:
                 import pyarrow as pa
@@ -212,15 +219,16 @@ class Opened:
                     cur.register("_serving_rows", table.append_column(
                         "pos", pa.array(range(table.num_rows), pa.int32())))
                     name = f"serve_{next(self._names)}"
+                    db = self._db_for(table.num_rows)
                     kinds = cur.execute("DESCRIBE SELECT * FROM _serving_rows").fetchall()
                     cols = ", ".join(f"{quote_name(c)} {kind}" + (
                         " USING COMPRESSION uncompressed" if c == "json" else "")
                         for c, kind, *_ in kinds)
-                    cur.execute(f"CREATE TABLE {self.served_db}.main.{name} ({cols})")
-                    cur.execute(f"INSERT INTO {self.served_db}.main.{name} "  # noqa: S608
+                    cur.execute(f"CREATE TABLE {db}.main.{name} ({cols})")
+                    cur.execute(f"INSERT INTO {db}.main.{name} "  # noqa: S608 - our name
                                 "SELECT * FROM _serving_rows")
                     cur.unregister("_serving_rows")
-                    if self.served_db == SERVED_DB:
+                    if db == SERVED_DB:
                         try:  # compresses the tables written so far
                             cur.execute(f"CHECKPOINT {SERVED_DB}")
                         except duckdb.TransactionException:  # another write is running (it
@@ -229,8 +237,12 @@ class Opened:
                             log.debug("serving table %s left uncompressed for now", name)
                 finally:
                     cur.close()
-                self._serving[key] = (name, table.num_rows)
-        return self._serving[key]
+                self._serving[key] = (name, table.num_rows, db)
+        return self._served(key)
+
+    def _served(self, key: tuple) -> tuple[str, int] | None:
+        entry = self._serving[key]
+        return None if entry is None else entry[:2]
 
     def drop_local_cursor(self) -> None:
         """Forget this thread's cursor (closing it), e.g. after a query failed on it."""
