@@ -97,14 +97,11 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
             arrow = for_parquet(table, {n: f.description or "" for n, f in
                                         q.public.model_fields.items()})
         else:
-            served = None
-            if fmt is Format.json and not q.columns and q.subquery is None:  # JSON encoded once
-                base, base_params, cols, order = opened.shape(
-                    q.relation, q.public, lambda: serving_source(con, q, have))
-                served = opened.serving(q.relation, cols, base, base_params, order,
-                                        lambda row: encode_row(row, cols))
-            if served is not None:
-                total, encoded = run_list_json(con, q, *served)
+            found = (_served(opened, con, q, have)  # JSON encoded once
+                     if fmt is Format.json and not q.columns and q.subquery is None else None)
+            if found is not None:
+                (table_name, size), cols = found
+                total, encoded = run_list_json(con, q, table_name, size)
             else:
                 total, rows, cols = run_list(con, q, have)
         hint = None
@@ -121,6 +118,17 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
     return list_response(request, opened, total=total, rows=rows, columns=cols, limit=p.limit,
                          offset=p.offset, fmt=fmt, max_age=max_age, hint=hint, arrow=arrow,
                          headers=headers, csv_escape=p.csv_escape, encoded=encoded)
+
+
+def _served(opened: Opened, con, q: ListQuery,
+            have: frozenset[str] | None) -> tuple[tuple[str, int], list[str]] | None:
+    """The serving table of ``q``'s relation (its name and rows) and its columns, built once
+    per snapshot; None for a relation too large for one (``Opened.serving``)."""
+    base, base_params, cols, order = opened.shape(
+        q.relation, q.public, lambda: serving_source(con, q, have))
+    served = opened.serving(q.relation, cols, base, base_params, order,
+                            lambda row: encode_row(row, cols))
+    return None if served is None else (served, cols)
 
 
 def _advice(empty: Empty) -> str:
