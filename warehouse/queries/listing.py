@@ -223,14 +223,14 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     order.append(f"{quote_name(shape.order[-1][0])} ASC")
     inner = f"{base}{where_sql}"
     narrow = counted = ""
+    if q.served:  # one flat query on the serving table: half the planning of a subquery
+        inner = f"SELECT t.\"json\" FROM {source} t{where_sql}"  # noqa: S608
     if q.served and all(c == shape.order[-1][0] and not desc for c, desc in shape.order):
         # The serving table's own order (its tie-break, as it was written): DuckDB keeps a
         # table's row order through WHERE, LIMIT and OFFSET (its documented order preservation),
         # so the page needs no sort and stops at its last row; a full page counts apart.
-        inner = f"SELECT t.\"json\" FROM {source} t{where_sql}"  # noqa: S608
         page = f"{inner} LIMIT ? OFFSET ?"
-    elif q.served:  # one flat query on the serving table: half the planning of a subquery
-        inner = f"SELECT t.\"json\" FROM {source} t{where_sql}"  # noqa: S608
+    elif q.served:
         tail = f"{where_sql} ORDER BY {', '.join(order)} LIMIT ? OFFSET ?"
         page = f"SELECT t.\"json\" FROM {source} t{tail}"  # noqa: S608
         counted = f"SELECT t.\"json\", count(*) OVER () FROM {source} t{tail}"  # noqa: S608
