@@ -433,6 +433,9 @@ class _Run:
         for spec in SOURCES:
             if spec.finish is not None:
                 self.report.coverage.update(spec.finish(con))
+        from warehouse.model.schema import cluster  # imported once staging has written
+
+        cluster(con)
         derived.install(con)
         con.execute("CHECKPOINT")
         staging = self.stage.close()

@@ -722,13 +722,51 @@ def create_all(con: duckdb.DuckDBPyConnection) -> None:
         if table.name in existing:
             _add_missing_columns(con, model)
             _sync_comments(con, model)
+        else:
+            _create(con, model)
+
+
+def _create(con: duckdb.DuckDBPyConnection, model: type[SQLModel]) -> None:
+    """Create ``model``'s table with its table and column comments."""
+    name = model.__table__.name  # type: ignore[attr-defined]
+    con.execute(_ddl(model))
+    doc = " ".join((model.__doc__ or "").strip().split("\n\n")[0].split())  # 1st paragraph
+    con.execute(f"COMMENT ON TABLE {name} IS $${doc}$$")
+    for column, field in model.model_fields.items():
+        if field.description:
+            con.execute(f"COMMENT ON COLUMN {name}.{column} IS $${field.description}$$")
+
+
+# Tables kept in the order of the filters their readers use most (a VM size's prices, then its
+# region's), so DuckDB's zone maps skip the row groups that cannot match: a refresh that leaves
+# one out of that order (new versions are appended) rewrites it (``cluster``). A history page of
+# one VM size and region at 100x data (1,100,154 + 1,238,954 price versions) took 8.9 ms
+# instead of 16.5, and 6.5 instead of 8.7 at 1x (100,014 + 133,097).
+CLUSTERED = {"azure_price": ("arm_sku_name", "arm_region_name", "price_key", "valid_from"),
+             "cloud_price": ("instance_type", "region", "price_key", "valid_from")}
+
+
+def cluster(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Rewrite each CLUSTERED table whose rows are out of its order, in that order (its
+    constraints and comments as created); the tables rewritten."""
+    done = []
+    for model in TABLES:
+        name = model.__table__.name  # type: ignore[attr-defined]
+        if name not in CLUSTERED:
             continue
-        con.execute(_ddl(model))
-        doc = " ".join((model.__doc__ or "").strip().split("\n\n")[0].split())  # 1st paragraph
-        con.execute(f"COMMENT ON TABLE {table.name} IS $${doc}$$")
-        for name, field in model.model_fields.items():
-            if field.description:
-                con.execute(f"COMMENT ON COLUMN {table.name}.{name} IS $${field.description}$$")
+        keys = ", ".join(CLUSTERED[name])
+        behind = con.execute(f"SELECT count(*) FROM (SELECT lag(({keys})) OVER (ORDER BY rowid) "  # noqa: S608
+                             f"> ({keys}) AS back FROM {name}) WHERE back").fetchone()
+        if not behind or not behind[0]:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        con.execute(f"ALTER TABLE {name} RENAME TO _unclustered")
+        _create(con, model)
+        con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _unclustered ORDER BY {keys}")  # noqa: S608
+        con.execute("DROP TABLE _unclustered")
+        con.execute("COMMIT")
+        done.append(name)
+    return done
 
 
 

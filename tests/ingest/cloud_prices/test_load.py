@@ -15,6 +15,7 @@ from tests.azure_emulator import seed_items
 from tests.conftest import azure_table, make_settings, mount_azure, write_sources
 from tests.helpers import Reply
 from tests.ingest.cloud_prices.cases import sample, serve
+from warehouse.model.schema import CloudPrice
 from warehouse.storage.store import Layout
 
 CLOUDS = ("azure", "gcp", "vast")
@@ -104,6 +105,19 @@ def test_a_changed_price_opens_a_version_and_a_big_move_is_flagged(published, se
     history = con.execute("SELECT hourly_price, valid_to IS NULL FROM cloud_price WHERE "
                           "instance_type = '4x-B200-32-65536' ORDER BY valid_from").fetchall()
     assert history == [(18.82, False), (60.0, True)]
+    # the new version was appended; the refresh wrote the table back in its readers' order
+    # (instance type, region, price, version), constraints and comments as created
+    rows = con.execute("SELECT instance_type, region, price_key, valid_from FROM cloud_price "
+                       "ORDER BY rowid").fetchall()
+    assert rows == sorted(rows) and len(rows) == 133
+    assert con.execute("SELECT constraint_column_names FROM duckdb_constraints() WHERE "
+                       "table_name = 'cloud_price' AND constraint_type = 'PRIMARY KEY'"
+                       ).fetchall() == [(["id"],)]
+    comments = dict(con.execute("SELECT column_name, comment FROM duckdb_columns() "
+                                "WHERE table_name = 'cloud_price'").fetchall())
+    assert comments == {name: f.description for name, f in CloudPrice.model_fields.items()}
+    assert con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = 'cloud_price'"
+                       ).fetchone()[0].startswith("GPU and TPU list prices of every cloud")
     moved = {v["expectation"]: v for v in report.validation}[
         "cloud_price: a price moved more than 3x between versions"]
     assert moved["unexpected_count"] == 1
