@@ -76,7 +76,7 @@ class Opened:
     _hot: bool = False
     _kept: dict = field(default_factory=dict)  # (sql, params) -> (name, rows), oldest first
     _asked: set = field(default_factory=set)  # (sql, params) asked once and not kept yet
-    _serving: dict = field(default_factory=dict)  # (relation, columns) -> (table, rows, db)
+    _serving: dict = field(default_factory=dict)  # (relation, columns) -> (table, rows)
     _shapes: dict = field(default_factory=dict)  # relation -> {model: its serving source}
     _names: itertools.count = field(default_factory=itertools.count)
     served_db: str = "memory"  # where serving tables are written (``SERVED_DB`` on a snapshot)
@@ -183,8 +183,8 @@ class Opened:
         self._shapes.pop(relation, None)
         for key in [k for k in self._serving if k[0] == relation]:
             served = self._serving.pop(key)
-            if served is not None:
-                self._ddl(f"DROP TABLE IF EXISTS {served[2]}.main.{served[0]}")
+            if served is not None:  # its database follows from its rows (``_db_for``)
+                self._ddl(f"DROP TABLE IF EXISTS {self._db_for(served[1])}.main.{served[0]}")
 
     def serving(self, relation: str, columns: list[str], base_sql: str, base_params: list,
                 order: str, encode) -> tuple[str, int] | None:
@@ -196,7 +196,7 @@ class Opened:
         would cost more than it saves)."""
         key = (relation, tuple(columns), base_sql, repr(base_params))
         if key in self._serving:
-            return self._served(key)
+            return self._serving[key]
         with self._lock:
             if key not in self._serving:
                 import pyarrow as pa
@@ -237,12 +237,8 @@ class Opened:
                             log.debug("serving table %s left uncompressed for now", name)
                 finally:
                     cur.close()
-                self._serving[key] = (name, table.num_rows, db)
-        return self._served(key)
-
-    def _served(self, key: tuple) -> tuple[str, int] | None:
-        entry = self._serving[key]
-        return None if entry is None else entry[:2]
+                self._serving[key] = (name, table.num_rows)
+        return self._serving[key]
 
     def drop_local_cursor(self) -> None:
         """Forget this thread's cursor (closing it), e.g. after a query failed on it."""

@@ -750,12 +750,11 @@ CLUSTERED = {"azure_price": ("arm_sku_name", "arm_region_name", "price_key", "va
 UNSORTED_TAIL = 0.1
 
 
-def cluster(con: duckdb.DuckDBPyConnection) -> list[str]:
+def cluster(con: duckdb.DuckDBPyConnection) -> None:
     """Rewrite each CLUSTERED table with more than UNSORTED_TAIL of its rows past its sorted
-    start, in its order (constraints and comments as created); the tables rewritten. The sorted
-    rows wait in a temporary table while the old one is dropped and checkpointed, so the new one
-    reuses its blocks: the staged file does not grow (a refresh that fails here is discarded)."""
-    done = []
+    start, in its order (constraints and comments as created). The sorted rows wait in a
+    temporary table while the old one is dropped and checkpointed, so the new one reuses its
+    blocks: the staged file does not grow (a refresh that fails here is discarded)."""
     for model in TABLES:
         name = model.__table__.name  # type: ignore[attr-defined]
         if name not in CLUSTERED:
@@ -773,8 +772,6 @@ def cluster(con: duckdb.DuckDBPyConnection) -> list[str]:
         _create(con, model)
         con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _clustered")  # noqa: S608
         con.execute("DROP TABLE _clustered")
-        done.append(name)
-    return done
 
 
 
