@@ -169,6 +169,22 @@ class LoadContext:
                                last_modified=prev["last_modified"] if prev else None,
                                deadline=self.request_deadline(), limits=self.limits)
 
+    def to_parse(self, raw: Raw, prev: dict | None, parser_version: str) -> Raw | None:
+        """The bytes a loader must parse, or None when ``raw`` brings nothing new against
+        ``prev`` for a parser of ``parser_version`` (a 304, or the same sha256). A parser (or
+        rules file) changed since ``prev`` was read makes unchanged bytes new: after a 304 they
+        are ``prev``'s own from the raw store, fetched again in full if the store lost them."""
+        if prev is None or prev["parser_version"] == parser_version:
+            return None if raw.same_as(prev) else raw
+        if not raw.not_modified:
+            return raw
+        path = self.layout.raw_path(prev["sha256"])
+        body = path.read_bytes() if path.exists() else b""
+        if hashlib.sha256(body).hexdigest() != prev["sha256"]:
+            return self.fetch(raw.url, raw.source, None)
+        return Raw(source=raw.source, url=prev["url"], body=body, fetched_at=prev["fetched_at"],
+                   etag=prev["etag"], last_modified=prev["last_modified"])
+
     def previous(self, source: str, label: str | None) -> dict | None:
         """The source snapshot the current rows of this source and label were loaded from:
         the latest fetched (``record`` moves a snapshot seen again to its new fetch)."""

@@ -88,13 +88,11 @@ class Raw:
         """True when the server answered 304 to a conditional request."""
         return self.status == 304
 
-    def same_as(self, prev: dict | None, parser_version: str | None = None) -> bool:
-        """Whether this fetch brings nothing new against ``prev`` (the source snapshot last
-        recorded for the same request): a 304, or the same bytes (read by the same parser when
-        ``parser_version`` is given)."""
-        return self.not_modified or bool(
-            prev and prev["sha256"] == self.sha256
-            and (parser_version is None or prev["parser_version"] == parser_version))
+    def same_as(self, prev: dict | None) -> bool:
+        """Whether this fetch brings the bytes of ``prev`` (the source snapshot last recorded
+        for the same request): a 304, or the same sha256. Whether they must be read again
+        (a newer parser) is ``LoadContext.to_parse``'s question."""
+        return self.not_modified or bool(prev and prev["sha256"] == self.sha256)
 
 
 DEFAULT_MAX_BYTES = 32 * 2**20  # the real files are a few MB at most; Azure pages ~60 KB

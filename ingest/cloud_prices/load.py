@@ -146,9 +146,11 @@ def load_cloud(ctx: LoadContext, cfg: CloudPricesConfig, cloud: str, commit: str
     detail["url"] = redact(raw.url)
     if copy is not None:
         detail["source"] = raw.url
-    if raw.same_as(prev, parser):
+    fresh = ctx.to_parse(raw, prev, parser)
+    if fresh is None:
         detail["status"] = SourceStatus.unchanged
         return 0
+    raw = fresh
     notes: list[str] = []
     sid = ctx.snapshot_id(raw, cloud)
     # the whole file read before any write, held column by column (a list of row dicts put a
@@ -170,16 +172,17 @@ def load_cloud(ctx: LoadContext, cfg: CloudPricesConfig, cloud: str, commit: str
     con.execute("CREATE OR REPLACE TEMP TABLE _cloud_read AS "
                 "SELECT *, 0::BIGINT AS ord FROM cloud_price LIMIT 0")
     insert_columns(con, "_cloud_read", columns | {"ord": list(range(read))})
-    con.execute(  # a rules change re-maps the versions that stay open
-        "UPDATE cloud_price c SET accelerator_id = n.accelerator_id, accelerators = "
-        "n.accelerators, accelerator_match = n.accelerator_match, accelerator_candidates = "
-        "n.accelerator_candidates FROM _cloud_read n WHERE c.price_key = n.price_key AND "
-        "c.valid_to IS NULL")
+    mapping = ("accelerator_id", "accelerators", "accelerator_match", "accelerator_candidates")
+    [(remapped,)] = con.execute(  # a rules change re-maps the versions that stay open
+        f"UPDATE cloud_price c SET {', '.join(f'{m} = n.{m}' for m in mapping)} "  # noqa: S608
+        "FROM _cloud_read n WHERE c.price_key = n.price_key AND c.valid_to IS NULL AND ("
+        + " OR ".join(f"c.{m} IS DISTINCT FROM n.{m}" for m in mapping) + ")").fetchall()
     counts, gone = version(con, "cloud_price", "_cloud_read", observed=observed,
                            same=("published_price", "refused"), scope="cloud = $cloud",
                            scope_params={"cloud": cloud}, ordinal_ids=True)
     added = counts.get("new", 0) + counts.get("changed", 0)
-    detail.update(status=SourceStatus.updated if added or gone else SourceStatus.unchanged,
+    changed = added + counts.get("changed", 0) + gone + remapped
+    detail.update(status=SourceStatus.updated if changed else SourceStatus.unchanged,
                   rows=read, new_versions=added, closed_versions=counts.get("changed", 0),
-                  delisted=gone, unchanged=counts.get("same", 0))
-    return added + counts.get("changed", 0) + gone
+                  delisted=gone, remapped=remapped, unchanged=counts.get("same", 0))
+    return changed

@@ -27,8 +27,8 @@ def load(ctx: LoadContext) -> None:
     directory = Path(ctx.resolve(cfg.dir)) if cfg.dir else CURATED_DATA
     with ctx.fetching():
         raws = read_files(directory)
-    unchanged = all((p := ctx.previous(SOURCE, Path(r.url).name)) and p["sha256"] == r.sha256
-                    for r in raws)
+    unchanged = all(ctx.to_parse(r, ctx.previous(SOURCE, Path(r.url).name), PARSER_VERSION)
+                    is None for r in raws)
     ctx.outcome.details["files"] = {Path(r.url).name: r.sha256[:12] for r in raws}
     if unchanged:
         ctx.outcome.status = SourceStatus.unchanged

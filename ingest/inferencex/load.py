@@ -131,10 +131,11 @@ def _load_model(ctx: LoadContext, cfg: InferencexConfig, display: str, report: P
     detail["url"] = redact(raw.url)
     if copy is not None:
         detail["source"] = raw.url
-    if raw.same_as(prev, PARSER_VERSION):
+    fresh = ctx.to_parse(raw, prev, PARSER_VERSION)
+    if fresh is None:
         detail["status"] = SourceStatus.unchanged
         return 0
-    return _add(ctx, raw, display, label, cfg.as_of, report, detail,
+    return _add(ctx, fresh, display, label, cfg.as_of, report, detail,
                 rows_key=copy.rows_key if copy else None)
 
 
@@ -217,8 +218,8 @@ def _withdrawn(ctx: LoadContext, rows: list[dict], display: str, as_of: date | N
 def _load_aliases(ctx: LoadContext, path: str) -> bool:
     """Replace the alias rows when the file changed; True when it did."""
     prev = ctx.previous(SOURCE, "aliases")
-    raw = ctx.fetch(path, SOURCE, prev)
-    if raw.same_as(prev):
+    raw = ctx.to_parse(ctx.fetch(path, SOURCE, prev), prev, PARSER_VERSION)
+    if raw is None:
         return False
     name = path.rsplit("/", 1)[-1]
     snapshot_id = ctx.snapshot_id(raw, "aliases")

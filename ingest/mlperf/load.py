@@ -9,7 +9,6 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from ingest.context import LoadContext, SourceConfig
-from ingest.http import Raw
 from ingest.mirror import carried, fetch_pinned
 from ingest.mlperf.parse import PARSER_VERSION, SOURCE, ParseReport, parse
 from warehouse.exceptions import ParseError, PerfledgerError, SourceError
@@ -119,15 +118,11 @@ def _load_round(ctx: LoadContext, round_name: str, url: str, detail: dict, *,
     detail["fetch_seconds"] = round(time.perf_counter() - started, 3)
     if carried(raw):  # the network failed; the built-in mirror stood in
         detail["source"] = raw.url
-    reparse = prev is not None and prev["parser_version"] != PARSER_VERSION
-    if not reparse and raw.same_as(prev):
+    fresh = ctx.to_parse(raw, prev, PARSER_VERSION)
+    if fresh is None:
         detail["status"] = "unchanged (304)" if raw.not_modified else "unchanged (same sha256)"
         return 0
-    if raw.not_modified:  # a newer parser must read the bytes it already has
-        assert prev is not None
-        raw = Raw(source=SOURCE, url=prev["url"], body=ctx.layout.raw_path(prev["sha256"])
-                  .read_bytes(), fetched_at=prev["fetched_at"], etag=prev["etag"],
-                  last_modified=prev["last_modified"])
+    raw = fresh
     report = ParseReport()
     started = time.perf_counter()
     rows = list(parse(raw, round_name=round_name, snapshot_id=ctx.snapshot_id(raw, round_name),

@@ -59,9 +59,11 @@ def load(ctx: LoadContext) -> None:
     if pins_changed:
         ctx.con.execute("DELETE FROM rule_pin")
         insert_rows(ctx.con, "rule_pin", pins)
-    if raw.same_as(prev):
+    fresh = ctx.to_parse(raw, prev, PARSER_VERSION)
+    if fresh is None:
         ctx.outcome.status = SourceStatus.updated if pins_changed else SourceStatus.unchanged
         return
+    raw = fresh
     snapshot_id = ctx.record(raw, kind="rules_document", label="rules",
                              parser_version=PARSER_VERSION)
     rows = list(parse(raw, snapshot_id=snapshot_id))

@@ -13,7 +13,7 @@ from ingest.cloud_prices.backfill import backfill_spec
 from ingest.refresh import refresh
 from tests.azure_emulator import seed_items
 from tests.conftest import azure_table, make_settings, mount_azure, write_sources
-from tests.helpers import Reply
+from tests.helpers import REPO, Reply
 from tests.ingest.cloud_prices.cases import sample, serve
 from warehouse.model.schema import CloudPrice
 from warehouse.storage.store import Layout
@@ -127,6 +127,31 @@ def test_a_changed_price_opens_a_version_and_a_big_move_is_flagged(published, se
     assert comments == {name: f.description for name, f in CloudPrice.model_fields.items()}
     assert con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = 'cloud_price'"
                        ).fetchone()[0].startswith("GPU and TPU list prices of every cloud")
+
+
+def test_new_rules_remap_a_catalog_the_server_answers_304_for(published, server):
+    """The rules file is part of how a catalog is read: edited, it re-maps the open versions
+    even when the catalog's server says the file has not changed (its bytes come from the raw
+    store), and a refresh after that finds nothing new."""
+    tmp, _ = published
+    rule = '    instance: "H100_SXM"\n    accelerator_id: nvidia-h100-sxm'
+    text = (REPO / "data" / "cloud_accelerators.yaml").read_text()
+    assert text.count(rule) == 1
+    edited = tmp / "rules.yaml"
+    edited.write_text(text.replace(rule, rule.replace("sxm", "pcie")))
+    path = sources(tmp, mount(server).replace("enabled = true", f'enabled = true\nrules = "{edited}"'))
+    body, commit = sample("vast")
+    before = len(server.hits(f"/{commit}/catalogs/v8/vast/vms.csv"))
+    report = refresh(make_settings(tmp, path))
+    assert report.status == "published", report.as_dict()
+    asked = server.hits(f"/{commit}/catalogs/v8/vast/vms.csv")[before:]
+    assert [h.headers.get("if-none-match") is not None for h in asked] == [True]  # a 304
+    con = snapshot(tmp)
+    mapped = con.execute("SELECT DISTINCT accelerator_id FROM cloud_price WHERE cloud = 'vast' "
+                         "AND instance_type LIKE '%H100_SXM%' AND valid_to IS NULL").fetchall()
+    assert mapped == [("nvidia-h100-pcie",)]
+    assert body.count(b"H100_SXM") == 2
+    assert refresh(make_settings(tmp, path)).status == "unchanged"
 
 
 def test_air_gapped_refresh_reads_the_carried_samples(tmp_path, server):
