@@ -5,7 +5,9 @@ older snapshot lacks."""
 from __future__ import annotations
 
 import duckdb
+import pytest
 
+from warehouse.exceptions import QueryError
 from warehouse.model.public import MlperfResultPublic
 from warehouse.model.schema import TABLES, Claim, create_all
 from warehouse.queries import ListQuery, relation_columns, run_list
@@ -85,3 +87,20 @@ def test_an_older_snapshot_answers_null_for_a_column_it_lacks():
     _, [row], cols = run_list(con, ListQuery(relation="mlperf_result",
                                              public=MlperfResultPublic), have)
     assert row["system_id"] is None and row["id"] == "r" and "system_id" in cols
+
+
+@pytest.mark.parametrize("column, where", [
+    ("division", {"equals": {"division": ["closed"]}}),
+    ("system_name", {"contains": {"system_name": "DGX"}}),
+    ("result", {"ranges": {"result": (1.0, None)}})])
+def test_a_filter_on_a_column_an_older_snapshot_lacks_says_so(column, where):
+    """Every kind of filter (equals, contains, a range) on a column the snapshot asked for
+    (``as_of``) predates is refused naming its parameter, not a database error."""
+    con = duckdb.connect()
+    create_all(con)
+    con.execute(f"ALTER TABLE mlperf_result DROP COLUMN {column}")
+    have = relation_columns(con, "mlperf_result")
+    with pytest.raises(QueryError, match=f"cannot filter on '{column}'") as e:
+        run_list(con, ListQuery(relation="mlperf_result", public=MlperfResultPublic, **where),
+                 have)
+    assert e.value.param == column

@@ -162,11 +162,8 @@ def _filter_shape(q: ListQuery, have: frozenset[str] | None) -> tuple[list[str],
     with_source = issubclass(q.public, SourceLink)
     own = [c for c in out_cols if not (with_source and c in SOURCE_COLUMNS)]
     missing = set() if have is None or q.subquery is not None else set(own) - have
-    for col, values in q.equals.items():
-        if values and (col not in own or col in missing):
-            raise QueryError(f"cannot filter on {col!r}", param=col)
-    for col in [*q.contains, *q.ranges]:
-        if col not in own:
+    for col in [*(c for c, values in q.equals.items() if values), *q.contains, *q.ranges]:
+        if col not in own or col in missing:
             raise QueryError(f"cannot filter on {col!r}", param=col)
     return out_cols, own, missing
 
