@@ -268,12 +268,39 @@ def preview_claim_client(tmp_path_factory, full_warehouse):
       url: https://example.com/rubin
       checked_on: 2026-10-25
       quote: "a million tokens per second"
+  - id: test-rubin-deepseek-as-mlperf-spells-it
+    vendor: NVIDIA
+    product: Vera Rubin NVL72
+    accelerator_id: {rubin}
+    model: DeepSeek-R1
+    metric: output_tokens_per_s
+    value: 1000000
+    unit: tokens/s
+    evidence: vendor_claim
+    claimed_on: 2026-10-25
+    source:
+      title: "a test claim"
+      url: https://example.com/rubin
+      checked_on: 2026-10-25
+      quote: "a million tokens per second"
 """)
     sources = full_sources(tmp / "sources.toml", curated=f'dir = "{tmp / "data"}"')
     assert refresh(make_settings(tmp, sources)).status == "published"
     client = TestClient(create_app(make_settings(tmp, sources)))
     yield client, rubin
     client.app.state.reader.close()
+
+
+def test_a_claim_finds_its_counterpart_however_it_spells_the_model(preview_claim_client):
+    """The model of a claim is matched by its family (``claim.model_family``), as every other
+    claim check does: MLPerf's own spelling, DeepSeek-R1, finds the same result."""
+    client, _ = preview_claim_client
+    checks = {r["claim_id"]: r for r in all_rows(client, "/v1/claim-checks", round="v6.1",
+                                                 availability="all")}
+    spelt = checks["test-rubin-deepseek-as-mlperf-spells-it"]
+    assert spelt["closest_result_id"] is not None
+    assert spelt["closest_result_id"] == checks["test-rubin-deepseek"]["closest_result_id"]
+    assert spelt["verdict"].startswith("measured counterpart in v6.1")
 
 
 @pytest.mark.parametrize("params", [{}, {"availability": "all"}, {"availability": "preview"},

@@ -735,7 +735,7 @@ SELECT c.id || ':' || pr.round AS id, c.id AS claim_id, pr.round, c.vendor, c.pr
 FROM claim c
 JOIN presence pr ON pr.claim_id = c.id
 LEFT JOIN measured m ON m.round = pr.round AND m.accelerator_id = c.accelerator_id
-                    AND m.model_family = c.model
+                    AND m.model_family = coalesce(c.model_family, c.model)
 LEFT JOIN hardware_spec num ON num.id = c.recompute_numerator
 LEFT JOIN hardware_spec den ON den.id = c.recompute_denominator
 """
