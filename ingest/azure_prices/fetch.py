@@ -175,8 +175,9 @@ class _Walk:
             return job.result() if job is not None else self._timed(target)
         except FetchError as e:
             detail = str(e).removeprefix(f"{SOURCE}: ")
+            kept = {k: v for k, v in e.context.items() if k not in ("source", "url")}
             raise type(e)(f"{SOURCE}: page {page}: {detail}", source=SOURCE, url=e.url,
-                          page=page) from None
+                          excerpt=e.excerpt, **{**kept, "page": page}) from None
 
     def _timed(self, target: str) -> Raw:
         wall, cpu = time.perf_counter(), time.thread_time()

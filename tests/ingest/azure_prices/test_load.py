@@ -222,6 +222,9 @@ def test_page_failing_three_times_publishes_nothing(warehouse, server, client_fo
     [az] = [s for s in report.sources if s.source == "azure_prices"]
     assert az.status == "failed" and "page 2" in az.message and "HTTP 500" in az.message
     assert az.message.startswith("azure_prices: page 2: http") and az.message.count("azure_prices:") == 1
+    # the run record keeps what failed: the page, its status and (redacted) URL
+    assert az.error is not None and (az.error["type"], az.error["page"], az.error["status"]) == (
+        "FetchError", 2, 500) and az.error["url"].startswith(server.url("/"))
     assert report.exit_code == 1
     assert Layout(warehouse.data_path).read_current() == current
     assert prices(client) == before
