@@ -406,85 +406,61 @@ def describe() -> None:
     typer.echo(dictionary(con))
 
 
-CALCULATORS = {
-    "decode-bound": "decode", "batch": "batch_tradeoff", "prefill": "prefill", "ridge": "ridge",
-    "grid": "grid",
-}
-# The calculators take the API's parameter names on the command line too.
-API_NAMES = {"hardware": "hardware_id", "model": "model_id"}
-REVERSE_NAMES = {v: k for k, v in API_NAMES.items()}
-PURE = {"speculative": "speculative", "best-gamma": "best_gamma",
-        "tensor-parallel": "tensor_parallel", "kv-transfer": "kv_transfer",
-        "capacity": "capacity_units", "bandwidth-needed": "bandwidth_needed"}
-
-
-def _number(text: str) -> object:
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            continue
-    return text
+# Names the command took before it asked /v1/calc itself: still understood.
+OLD_NAMES = {"hardware_id": "hardware", "model_id": "model", "best-gamma": "speculative"}
 
 
 @app.command()
 def calc(
-    name: Annotated[str, typer.Argument(help="decode-bound, batch, prefill, ridge, grid "
-                                        "(warehouse inputs) or speculative, best-gamma, "
+    name: Annotated[str, typer.Argument(help="A /v1/calc calculator: decode-bound, batch, "
+                                        "prefill, ridge, grid (warehouse inputs) or speculative, "
                                         "tensor-parallel, kv-transfer, capacity, "
                                         "bandwidth-needed (explicit numbers).")],
     args: Annotated[list[str] | None, typer.Argument(help="key=value inputs, named as in "
-                                                     "/v1/calc, e.g. hardware=8x-nvidia-h100-sxm "
+                                                     "/v1/calc (repeat a key for a list), e.g. "
+                                                     "hardware=8x-nvidia-h100-sxm "
                                                      "model=illustrative-100b.")] = None,
 ) -> None:
-    """The bound calculators, the API's /v1/calc twin; prints JSON."""
-    from warehouse.figures import calc_inputs
-    from warehouse.figures import calculators as pure
-    from warehouse.storage.db import open_read_only
+    """The bound calculators: /v1/calc/NAME asked in process on the current snapshot, with
+    the API's defaults and checks; prints its JSON."""
+    import asyncio
 
-    kwargs: dict[str, object] = {}
+    params: list[tuple[str, str]] = []
     for a in args or []:
         key, sep, value = a.partition("=")
         if not sep:
             _fail(PerfledgerError(f"{a!r}: inputs are key=value"))
         key = key.replace("-", "_")
-        kwargs[API_NAMES.get(key, key)] = _number(value)  # /v1/calc's names: hardware=, model=
-    try:
-        if name in PURE:
-            if name == "speculative" and "gamma" not in kwargs:
-                name = "best-gamma"
-            out = getattr(pure, PURE[name])(**kwargs)
-        elif name in CALCULATORS:
-            ref = Layout(_settings().data_path).read_current()
-            if ref is None:
-                _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
-                return
-            con = open_read_only(ref.path)
-            try:
-                defaults = {"decode": {"precision": "fp8", "context": 8192, "batch": 1,
-                                       "efficiency": 1.0, "hardware_id": None, "model_id": None},
-                            "grid": {"precision": "fp8", "context": 8192, "efficiency": 1.0}}
-                fn_name = CALCULATORS[name]
-                out = getattr(calc_inputs, fn_name)(con, **{**defaults.get(fn_name, {}), **kwargs})
-            finally:
-                con.close()
-        else:
-            _fail(PerfledgerError(f"unknown calculator {name!r}; known: "
-                                  f"{', '.join(sorted(set(CALCULATORS) | set(PURE)))}"))
-            return
-    except TypeError:
-        import inspect
+        params.append((OLD_NAMES.get(key, key), value))
+    name = OLD_NAMES.get(name, name)
+    status, body = asyncio.run(_ask_api(_settings(), f"/v1/calc/{name}", params))
+    if status == 404:
+        from fastapi.routing import APIRoute
 
-        fn = getattr(pure, PURE[name]) if name in PURE else getattr(calc_inputs, CALCULATORS[name])
-        accepted = [REVERSE_NAMES.get(p, p) for p in inspect.signature(fn).parameters
-                    if p != "con"]
-        _fail(PerfledgerError(f"{name}: takes {', '.join(f'{p}=' for p in accepted)}; got "
-                              f"{', '.join(f'{REVERSE_NAMES.get(k, k)}=' for k in kwargs)}"))
-        return
-    except PerfledgerError as e:
-        _fail(e)
-        return
-    typer.echo(json.dumps(out, indent=2, default=str))
+        from api.routes.calc import router
+
+        known = sorted(r.path.removeprefix(router.prefix + "/") for r in router.routes
+                       if isinstance(r, APIRoute))
+        _fail(PerfledgerError(f"unknown calculator {name!r}; known: {', '.join(known)}"))
+    if status != 200:
+        _fail(PerfledgerError(f"{name}: {body['error']['message']}"))
+    typer.echo(json.dumps(body, indent=2))
+
+
+async def _ask_api(s: Settings, path: str, params: list[tuple[str, str]]) -> tuple[int, dict]:
+    """GET ``path`` from the API app in this process (no server): its status and JSON body."""
+    import httpx
+
+    from api.app import create_app
+
+    api = create_app(s)
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api),
+                                     base_url=s.public_url) as client:
+            reply = await client.get(path, params=tuple(params))
+    finally:
+        api.state.reader.close()
+    return reply.status_code, reply.json()
 
 
 from cli.imports import import_command  # noqa: E402 - its own module; registered here

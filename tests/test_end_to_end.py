@@ -87,18 +87,46 @@ def test_bad_sources_file_is_one_line_error(tmp_path):
 
 
 def test_calc_command_twin(full_warehouse):
-    env = {**os.environ, "PERFLEDGER_DATA_DIR": str(full_warehouse / "var")}
+    """`perfledger calc NAME k=v…` answers what /v1/calc/NAME?k=v… answers on the same
+    snapshot, with the API's defaults and the API's words for a wrong input."""
     import json
+
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from tests.conftest import make_settings
+
+    env = {**os.environ, "PERFLEDGER_DATA_DIR": str(full_warehouse / "var")}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([BIN / "perfledger", "calc", *args], env=env, capture_output=True,
+                              text=True, timeout=60)
+
+    with TestClient(create_app(make_settings(full_warehouse, full_warehouse / "sources.toml"))
+                    ) as api:
+        asked = api.get("/v1/calc/decode-bound", params={
+            "hardware": "nvidia-gb200-nvl72", "model": "illustrative-1t-moe"}).json()
+        batch = api.get("/v1/calc/batch", params=[
+            ("hardware", "nvidia-h100-sxm"), ("model", "illustrative-100b"), ("batch", "1"),
+            ("batch", "8")]).json()
+    assert round(asked["outputs"]["tokens_per_s_per_user"]) == 17442
     for names in (["hardware=nvidia-gb200-nvl72", "model=illustrative-1t-moe"],  # as /v1/calc
                   ["hardware_id=nvidia-gb200-nvl72", "model_id=illustrative-1t-moe"]):
-        done = subprocess.run([BIN / "perfledger", "calc", "decode-bound", *names],
-                              env=env, capture_output=True, text=True, timeout=60)
+        done = cli("decode-bound", *names)
         assert done.returncode == 0, done.stderr
-        assert round(json.loads(done.stdout)["outputs"]["tokens_per_s_per_user"]) == 17442
-    typo = subprocess.run([BIN / "perfledger", "calc", "ridge", "hardwar=nvidia-h100-sxm"],
-                          env=env, capture_output=True, text=True, timeout=60)
-    assert typo.returncode == 1 and "Traceback" not in typo.stderr
-    assert typo.stderr.strip() == "PerfledgerError: ridge: takes hardware=; got hardwar="
-    bad = subprocess.run([BIN / "perfledger", "calc", "capacity", "params=1e9"], env=env,
-                         capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 1 and bad.stderr.startswith("PerfledgerError: capacity:")
+        assert json.loads(done.stdout) == asked
+    # the API's defaults (precision, context, efficiency, region) and a repeated key as a list
+    done = cli("batch", "hardware=nvidia-h100-sxm", "model=illustrative-100b", "batch=1", "batch=8")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == batch
+    for args, said in [
+            (["ridge", "hardwar=nvidia-h100-sxm"],
+             "ridge: unknown parameter 'hardwar' (did you mean 'hardware'?); accepted: hardware"),
+            (["decode-bound", "hardware=nvidia-h100-sxm", "model=illustrative-100b",
+              "context=abc"], "decode-bound: context: Input should be a valid integer"),
+            (["speculative", "gamma=4"], "speculative: alpha: Field required"),
+            (["capacity", "params=1e9"], "capacity: "),
+            (["ridges"], "unknown calculator 'ridges'; known: bandwidth-needed, batch, capacity")]:
+        bad = cli(*args)
+        assert bad.returncode == 1 and "Traceback" not in bad.stderr, bad.stderr
+        assert bad.stderr.startswith(f"PerfledgerError: {said}"), bad.stderr

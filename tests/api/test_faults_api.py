@@ -111,6 +111,13 @@ def test_health_degraded_and_readiness(full_copy, client_for, tmp_path):
     for path in ("/v1/results", "/v1/ratios", "/v1/costs"):  # lists say why they are empty
         body = empty.get(path).json()
         assert body["total"] == 0 and "no snapshot is published yet" in body["hint"]
+    # a calculator asked for warehouse inputs says there are none, not "known: " and nothing
+    for path, param in (("/v1/calc/ridge?hardware=nvidia-h100-sxm", "hardware"),
+                        ("/v1/calc/decode-bound?model=illustrative-100b&bandwidth=1e12", "model")):
+        error = empty.get(path).json()["error"]
+        assert error["param"] == param and error["message"].endswith(
+            "the snapshot served has none (nothing published yet, or the curated source did "
+            "not load: see /healthz)"), error
 
 
 def test_validate_runs_while_the_api_serves(full_copy, client_for):

@@ -39,15 +39,23 @@ def default(value: float, unit: str, note: str) -> Input:
     return Input(value, unit, "assumption", "default", note=note)
 
 
+def _entry(con: duckdb.DuckDBPyConnection, table: str, param: str, key: str) -> dict:
+    """The row of ``table`` (a fixed name) with id ``key``, else a QueryError on ``param``
+    listing the ids there are, or saying there are none (nothing published yet, or the curated
+    source did not load)."""
+    rows = fetch_dicts(con, f"SELECT * FROM {table} WHERE id = ?", [key])  # noqa: S608
+    if rows:
+        return rows[0]
+    known = [r[0] for r in con.execute(f"SELECT id FROM {table} ORDER BY id").fetchall()]  # noqa: S608
+    raise QueryError(f"unknown {param} {key!r}; " + (
+        f"known: {', '.join(known)}" if known else "the snapshot served has none (nothing "
+        "published yet, or the curated source did not load: see /healthz)"), param=param)
+
+
 def hardware(con: duckdb.DuckDBPyConnection, hardware_id: str) -> dict[str, Input]:
     """Specs of an accelerator, system or rack; a system without its own figure for a metric
     gets count × the accelerator's figure (and says so)."""
-    rows = fetch_dicts(con, "SELECT * FROM hardware WHERE id = ?", [hardware_id])
-    if not rows:
-        known = [r[0] for r in con.execute("SELECT id FROM hardware ORDER BY id").fetchall()]
-        raise QueryError(f"unknown hardware {hardware_id!r}; known: {', '.join(known)}",
-                         param="hardware")
-    hw = rows[0]
+    hw = _entry(con, "hardware", "hardware", hardware_id)
     out = {s["metric"]: Input(s["value"], s["unit"], s["evidence"], "warehouse",
                               s["source_url"], s["note"])
            for s in fetch_dicts(con, "SELECT * FROM hardware_spec WHERE hardware_id = ?",
@@ -67,11 +75,7 @@ def hardware(con: duckdb.DuckDBPyConnection, hardware_id: str) -> dict[str, Inpu
 
 def model(con: duckdb.DuckDBPyConnection, model_id: str) -> dict[str, Input]:
     """A model shape's numbers (empty ones stay None and make the calculation refuse)."""
-    rows = fetch_dicts(con, "SELECT * FROM model_shape WHERE id = ?", [model_id])
-    if not rows:
-        known = [r[0] for r in con.execute("SELECT id FROM model_shape ORDER BY id").fetchall()]
-        raise QueryError(f"unknown model {model_id!r}; known: {', '.join(known)}", param="model")
-    m = rows[0]
+    m = _entry(con, "model_shape", "model", model_id)
     units = {"params": "count", "active_params": "count", "layers": "count", "kv_heads": "count",
              "head_dim": "count"}
     return {k: Input(None if m[k] is None else float(m[k]), u, m["evidence"], "warehouse",
