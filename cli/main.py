@@ -401,9 +401,8 @@ def describe() -> None:
     from warehouse.storage.db import open_read_only
 
     ref = Layout(_settings().data_path).read_current()
-    con = open_read_only(ref.path) if ref else empty_warehouse()
-
-    typer.echo(dictionary(con))
+    with open_read_only(ref.path) if ref else empty_warehouse() as con:
+        typer.echo(dictionary(con))
 
 
 # Names the command took before it asked /v1/calc itself: still understood.

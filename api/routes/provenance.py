@@ -36,7 +36,8 @@ def _runs(request: Request) -> list[dict]:
 
 class SourceParams(PageParams):
     source: list[str] | None = Field(None, description="Source name: mlperf, mlperf_rules, "
-                                     "azure_prices, curated.")
+                                     "azure_prices, cloud_prices, curated, inferencex, "
+                                     "selfmeasured (`perfledger import`).")
 
 
 @router.get("/v1/sources", summary="Source snapshots: every fetched body, with its sha256",

@@ -22,7 +22,7 @@ __all__ = ["PARSER_VERSION", "SOURCE", "ParseReport", "detect", "parse"]
 
 
 def detect(text: str) -> str:
-    """``json`` or ``csv`` from the content; ``ParseError`` otherwise."""
+    """``json`` or ``csv`` from the content; ``ValueError`` otherwise (``parse`` says why)."""
     start = text.lstrip()[:1]
     if start in ("[", "{"):
         return "json"

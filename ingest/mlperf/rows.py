@@ -46,12 +46,12 @@ TYPES: dict[str, str] = {
 # A row cannot be keyed or compared without these.
 REQUIRED = ("organization", "availability", "division", "system_name", "platform", "model",
             "scenario_raw", "result", "units", "version")
-# The submitted model (normalised), never the official one: in the open division many
-# submitted variants share one official model and must stay apart.
 # Published names that identify a row or are filtered on: a zero-width space or a fullwidth
 # letter in them must not make a second organization, model or accelerator.
 IDENTITY_COLUMNS = ("organization", "division", "availability", "system_name", "platform",
                     "model", "mlperf_model", "accelerator_model_name", "version", "units")
+# The submitted model (normalised), never the official one: in the open division many
+# submitted variants share one official model and must stay apart.
 NATURAL_KEY = ("round", "division", "organization", "platform", "model_id", "scenario", "units")
 
 _NULLS = {"", "None", "none", "NULL", "null", "nan", "NaN"}

@@ -129,3 +129,13 @@ def test_list_routes_declare_their_row_formats(schema):
     for op in lists:
         assert {"text/csv", "application/x-ndjson", "application/vnd.apache.parquet"} <= \
             set(op["responses"]["200"]["content"])
+
+
+def test_the_source_filter_names_every_source():
+    """/v1/sources?source= documents every source a snapshot can hold, `import`'s too."""
+    from api.routes.provenance import SourceParams
+    from ingest.registry import SOURCES
+
+    said = SourceParams.model_fields["source"].description or ""
+    assert [s.name for s in SOURCES if s.name not in said] == []
+    assert "selfmeasured" in said

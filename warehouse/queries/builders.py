@@ -294,7 +294,7 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     ``evidence`` names what is priced: ``measured`` (MLPerf's results, the default),
     ``third_party_measured`` (InferenceX's observations) and ``self_measured`` (imported runs):
     each observation as a system of its every GPU serving its output tokens/s, by the same
-    formula (``derived.cost_input_sql``). Round, division and availability filter MLPerf's rows.
+    formula (``frontier.cost_input_sql``). Round, division and availability filter MLPerf's rows.
 
     ``providers`` prices the list_price basis per provider instead (``provider_price``: the
     Azure API and every cloud of the SkyPilot catalog), each provider's cheapest rate for the
