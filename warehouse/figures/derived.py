@@ -802,6 +802,13 @@ LEFT JOIN inferencex_alias h ON h.kind = 'hardware' AND h.key = o.hardware_base
 LEFT JOIN inferencex_alias m ON m.kind = 'model' AND m.key = o.model
 UNION ALL BY NAME""" + selfmeasured.observation_sql())
 
+# What makes one configuration of an observation (one frontier curve; a claim's like with
+# like): its latest run is the current one.
+CONFIG = ("model, hardware, framework, precision, spec_method, disagg, is_multinode, prefill_tp, "
+          "prefill_ep, prefill_dp_attention, prefill_num_workers, decode_tp, decode_ep, "
+          "decode_dp_attention, decode_num_workers, num_prefill_gpu, num_decode_gpu, pp, "
+          "offload_mode, benchmark_type, import_id")
+
 view("claim_observation_check",
      "Each per-user speed claim on a model InferenceX measures (one data/inferencex.yaml "
      "maps), next to the nearest comparable "
@@ -841,9 +848,7 @@ WITH c AS (
 latest AS (  -- like with like: current, reconciled versions, each configuration's latest run
     SELECT * FROM observation WHERE current AND reconciled AND interactivity IS NOT NULL
       AND source = 'inferencex'
-    QUALIFY observed_on = max(observed_on) OVER (PARTITION BY model, hardware, framework,
-        precision, spec_method, disagg, prefill_tp, prefill_ep, prefill_num_workers, decode_tp,
-        decode_ep, decode_num_workers, num_prefill_gpu, num_decode_gpu, isl, osl)
+    QUALIFY observed_on = max(observed_on) OVER (PARTITION BY """ + CONFIG + """, isl, osl)
 ),
 cand AS (
     SELECT c.id AS claim_id, c.value AS claim_value, o.id AS obs_id, o.interactivity

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from warehouse.figures.calculators import cost_per_million_sql
 from warehouse.figures.derived import (
+    CONFIG,
     FRONTIER_RENAMES,
     OBSERVED_COST_COLUMNS,
     SYSTEM_KEYS,
@@ -158,11 +159,6 @@ COLUMNS: dict[str, str] = {
                             "definitions differ)."),
 }
 
-# What makes one InferenceX curve (a configuration whose latest run is the current one).
-CONFIG = ("model, hardware, framework, precision, spec_method, disagg, is_multinode, prefill_tp, "
-          "prefill_ep, prefill_dp_attention, prefill_num_workers, decode_tp, decode_ep, "
-          "decode_dp_attention, decode_num_workers, num_prefill_gpu, num_decode_gpu, pp, "
-          "offload_mode, benchmark_type, import_id")
 # The configuration in words: raw model key, hardware, framework, precision, speculation and
 # parallelism (every GPU counted, as ``gpus`` is).
 CONFIGURATION = """CASE WHEN o.source = '""" + SOURCE_SELF + """' THEN o.model || ' on '
