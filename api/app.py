@@ -52,7 +52,7 @@ TAGS = [
 class PerfledgerAPI(FastAPI):
     """FastAPI with the one response cache in front of its whole middleware stack: a repeated
     request is replayed from the recorded bytes before FastAPI's own layers run (its error,
-    telemetry and body-limit middleware cost a replayed answer a fifth of its time); a request
+    telemetry and body-limit middleware would run again for every replayed answer); a request
     not recorded goes to ``FastAPI.__call__`` as usual."""
 
     response_cache: ResponseCache

@@ -35,7 +35,7 @@ KEPT_ROWS = 1_000_000
 ASKED_KEYS = 1_000
 
 # Relations of up to this many rows get a serving table (their rows' JSON, encoded once); a
-# larger one (1,000,000 price versions at 100x) pages with the whole query instead.
+# larger one (every price version) pages with the whole query instead.
 SERVING_MAX_ROWS = 200_000
 
 # Where a cursor looks for an unqualified name: this worker's in-memory relations first (the
@@ -45,11 +45,9 @@ SEARCH_PATH = "memory.main,served.main,snap.main"
 # Serving tables live in an in-memory database of their own that DuckDB compresses (ATTACH
 # ... (COMPRESS), checkpointed once a table is written): the columns pages filter on are
 # dictionary-encoded, so a filter compares codes, not strings. The JSON column, which pages
-# return whole, is left uncompressed (decoding it cost more than it saved). At 100x a full
-# first page of ratios with its count took 0.85 + 0.93 ms against 0.91 + 1.70 uncompressed.
-# Tables of fewer than COMPRESS_FROM_ROWS rows stay in ``memory``: at 1x (221 to 2,052 rows)
-# a compressed one answered no quicker (a count 0.625 against 0.619 ms), and writing it costs
-# a checkpoint at every warm-up.
+# return whole, is left uncompressed (decoding it cost more than it saved). Tables of fewer
+# than COMPRESS_FROM_ROWS rows stay in ``memory``: compressed, they answered no quicker, and
+# writing one costs a checkpoint at every warm-up.
 SERVED_DB = "served"
 COMPRESS_FROM_ROWS = 10_000
 

@@ -12,18 +12,11 @@ from typing import Annotated
 
 import typer
 
+from cli import EXIT_LOCKED, fail
 from warehouse.exceptions import PerfledgerError
 from warehouse.model.vocabulary import SourceStatus
-from warehouse.redact import redact_text
 from warehouse.settings import Settings
 from warehouse.storage.store import Layout
-
-EXIT_LOCKED = 75
-
-
-def _fail(e: PerfledgerError, code: int = 1) -> None:
-    typer.echo(redact_text(f"{type(e).__name__}: {' '.join(str(e).split())}"), err=True)
-    raise typer.Exit(code)
 
 
 def _list(settings: Settings, as_json: bool) -> None:
@@ -118,8 +111,7 @@ def import_command(
                                precision, note)
             report = refresh(settings, specs=[import_spec(list(files or []), stated)])
     except PerfledgerError as e:
-        _fail(e, EXIT_LOCKED if e.retryable else 1)
-        return
+        fail(e, EXIT_LOCKED if e.retryable else 1)
     for line in _lines(report):
         typer.echo(line)
     raise typer.Exit(report.exit_code)

@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from cli import EXIT_LOCKED, fail
 from ingest.registry import SOURCES
 from warehouse.exceptions import PerfledgerError
 from warehouse.model.vocabulary import FELL_SHORT, RunStatus, SourceStatus
@@ -27,14 +28,6 @@ app = typer.Typer(help="perfledger: a warehouse of LLM-inference evidence.",
 
 def _settings() -> Settings:
     return Settings()
-
-
-EXIT_LOCKED = 75  # EX_TEMPFAIL: another refresh holds the lock ("busy", not "broken")
-
-
-def _fail(e: PerfledgerError, code: int = 1) -> None:
-    typer.echo(redact_text(f"{type(e).__name__}: {' '.join(str(e).split())}"), err=True)
-    raise typer.Exit(code)
 
 
 def _log_line(level: str, event: str, message: str, **fields: object) -> None:
@@ -86,14 +79,12 @@ def refresh(
         if log_json:
             _log_line("error", "locked", str(e), status="busy")
             raise typer.Exit(EXIT_LOCKED) from None
-        _fail(e, EXIT_LOCKED)
-        return
+        fail(e, EXIT_LOCKED)
     except PerfledgerError as e:
         if log_json:
             _log_line("error", "error", f"{type(e).__name__}: {e}", status=RunStatus.failed)
             raise typer.Exit(1) from None
-        _fail(e)
-        return
+        fail(e)
     finally:
         if progress is not None:
             progress.stop()
@@ -103,8 +94,8 @@ def refresh(
         except OSError as e:  # the run is recorded in runs/ all the same
             from warehouse.exceptions import ExportError, io_reason
 
-            _fail(ExportError(f"the report could not be written to {report} (the run is "
-                              f"recorded in runs/{result.id}.json): {io_reason(e)}"))
+            fail(ExportError(f"the report could not be written to {report} (the run is "
+                             f"recorded in runs/{result.id}.json): {io_reason(e)}"))
     _say(result, log_json, time.monotonic() - started)
     raise typer.Exit(result.exit_code)
 
@@ -164,8 +155,7 @@ def backfill_prices(
         result = run_refresh(Settings(), specs=[backfill_spec(cloud, utc(since), utc(until),
                                                               max_commits)])
     except PerfledgerError as e:
-        _fail(e, EXIT_LOCKED if e.retryable else 1)
-        return
+        fail(e, EXIT_LOCKED if e.retryable else 1)
     _say(result, False, 0.0)
     raise typer.Exit(result.exit_code)
 
@@ -204,7 +194,7 @@ def serve(
         try:
             start_background_refresh(s, parse_interval(refresh_every))
         except PerfledgerError as e:
-            _fail(e)
+            fail(e)
     from api.server import uvicorn_options
 
     # Workers are separate processes that build their own Settings from the environment; the
@@ -311,14 +301,13 @@ def sql(
 
     ref = Layout(_settings().data_path).read_current()
     if ref is None:
-        _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
-        return
+        fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
     if command:
         con = open_read_only(ref.path)
         try:
             con.sql(command).show(max_rows=10_000, max_width=10_000)
         except duckdb.Error as e:
-            _fail(PerfledgerError(f"{e}"))
+            fail(PerfledgerError(f"{e}"))
         finally:
             con.close()
         return
@@ -348,14 +337,12 @@ def validate(
     if path is None:
         ref = layout.read_current()
         if ref is None:
-            _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
-            return
+            fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
         path = ref.path
     try:
         results = validation.run_isolated(path, layout=layout, rules=all_rules())
     except PerfledgerError as e:
-        _fail(e)
-        return
+        fail(e)
     table = Table("severity", "rule", "ok", "rows", title=f"validation of {path.name}")
     for r in results:
         table.add_row(r["severity"], r["expectation"],
@@ -382,13 +369,11 @@ def export(
 
     ref = Layout(_settings().data_path).read_current()
     if ref is None:
-        _fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
-        return
+        fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
     try:
         manifest = run_export(ref, out, format, csv_escape=not csv_raw, force=force)
     except PerfledgerError as e:
-        _fail(e)
-        return
+        fail(e)
     typer.echo(f"exported {len(manifest['files'])} tables and views of snapshot "
                f"{manifest['snapshot_id']} to {out}")
 
@@ -428,7 +413,7 @@ def calc(
     for a in args or []:
         key, sep, value = a.partition("=")
         if not sep:
-            _fail(PerfledgerError(f"{a!r}: inputs are key=value"))
+            fail(PerfledgerError(f"{a!r}: inputs are key=value"))
         key = key.replace("-", "_")
         params.append((OLD_NAMES.get(key, key), value))
     name = OLD_NAMES.get(name, name)
@@ -440,9 +425,9 @@ def calc(
 
         known = sorted(r.path.removeprefix(router.prefix + "/") for r in router.routes
                        if isinstance(r, APIRoute))
-        _fail(PerfledgerError(f"unknown calculator {name!r}; known: {', '.join(known)}"))
+        fail(PerfledgerError(f"unknown calculator {name!r}; known: {', '.join(known)}"))
     if status != 200:
-        _fail(PerfledgerError(f"{name}: {body['error']['message']}"))
+        fail(PerfledgerError(f"{name}: {body['error']['message']}"))
     typer.echo(json.dumps(body, indent=2))
 
 

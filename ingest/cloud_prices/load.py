@@ -153,8 +153,8 @@ def load_cloud(ctx: LoadContext, cfg: CloudPricesConfig, cloud: str, commit: str
     raw = fresh
     notes: list[str] = []
     sid = ctx.snapshot_id(raw, cloud)
-    # the whole file read before any write, held column by column (a list of row dicts put a
-    # cloud-only refresh of the bench's catalogs at 513 MB peak RSS, columns at 458 MB)
+    # the whole file read before any write, held column by column (a list of row dicts takes
+    # far more memory)
     columns: dict[str, list] = {}
     for row in parse(raw.body, cloud=cloud, commit=commit, rules=rules, snapshot_id=sid,
                      observed_at=observed, notes=notes):

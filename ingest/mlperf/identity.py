@@ -52,10 +52,6 @@ VENDORS = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "google": "Google
 BRAND_WORDS = {"instinct": "AMD", "tesla": "NVIDIA"}
 IMPLIED_VENDOR = {"tpu": "Google"}
 
-# The decorations with a column of their own in mlperf_result; the rest go to `other`.
-DECORATION_COLUMNS = ("power_cap_w", "power_w", "partition_mode", "cooling", "virtualized",
-                      "instances", "power_mode")
-
 
 @dataclass(frozen=True)
 class Identity:

@@ -64,7 +64,6 @@ COUNT_BASES = {
 }
 
 
-
 def observation_sql(relation: str) -> str:
     """SELECT every column of ``relation`` (inferencex_observation's columns) with the GPU
     counts, the per-every-GPU figures, the physical ratio and the broken invariants."""

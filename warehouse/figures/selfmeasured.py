@@ -11,16 +11,13 @@ from __future__ import annotations
 
 from warehouse.model.vocabulary import sql_text as _lit
 
-SOURCE_INFERENCEX = "inferencex"
 SOURCE_SELF = "self_measured"
-SOURCES = (SOURCE_INFERENCEX, SOURCE_SELF)
 COUNT_BASIS = "stated at import (perfledger import --count): every accelerator the run used"
 MEASURER = "self-measured (imported with perfledger import)"
 ATTRIBUTION = ("Self-measured run imported by this warehouse's user with the hardware they "
                "stated; the file's tool, version and sha256 are on the row.")
 TOOL_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "aiperf": "AIPerf", "guidellm": "GuideLLM",
               "llmperf": "LLMPerf"}
-
 
 
 def tool_name_sql(column: str) -> str:

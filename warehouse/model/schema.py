@@ -742,9 +742,7 @@ def _create(con: duckdb.DuckDBPyConnection, model: type[SQLModel]) -> None:
 # appended after the sorted rows; a refresh that leaves more than a tenth of a table's rows past
 # its sorted start (a first load, a backfill, a price list that moved as a whole) rewrites it in
 # order (``cluster``): a smaller tail costs a few row groups more per read, not a rewrite of the
-# whole table every day. A history page of one VM size and region at 100x data (1,100,154 +
-# 1,238,954 price versions) took 8.9 ms instead of 16.5, and 6.5 instead of 8.7 at 1x (100,014
-# + 133,097).
+# whole table every day.
 CLUSTERED = {"azure_price": ("arm_sku_name", "arm_region_name", "price_key", "valid_from"),
              "cloud_price": ("instance_type", "region", "price_key", "valid_from")}
 UNSORTED_TAIL = 0.1
@@ -772,7 +770,6 @@ def cluster(con: duckdb.DuckDBPyConnection) -> None:
         _create(con, model)
         con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _clustered")  # noqa: S608
         con.execute("DROP TABLE _clustered")
-
 
 
 def empty_warehouse() -> duckdb.DuckDBPyConnection:

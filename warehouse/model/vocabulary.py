@@ -178,8 +178,6 @@ ACCELERATOR_FIGURES: dict[str, tuple[str | None, str | None, float]] = {
     "launch_date": (None, None, 1.0),
 }
 TEXT_FIGURES = frozenset(m for m, (unit, _, _) in ACCELERATOR_FIGURES.items() if unit is None)
-# How an MLPerf accelerator name was mapped (mlperf_result.accelerator_match).
-ACCELERATOR_MATCHES = ("alias", "identity", "ambiguous", "unmapped")
 
 
 # --------------------------------------------------------------------------- prices
@@ -297,9 +295,6 @@ VALID_POWER_SCHEMA = 2
 ENERGY_SCOPE_GPU = "InferenceX: GPU board power only (whole-deployment GPU energy per output token)"
 ENERGY_SCOPE_WALL = "MLPerf: whole-system wall power (not comparable with GPU-only power)"
 
-# Rows of a frontier answer.
-POINT_KINDS = ("frontier", "dominated", "mlperf", "at_interactivity")
-ANSWER_STATUSES = ("interpolated", "measured", "out of range", "no data")
 # Claim metrics that state a per-user output speed (tokens/s per user): the ones an InferenceX
 # interactivity can be compared with.
 PER_USER_SPEED_METRICS = ("output_tokens_per_s_per_user", "output_tokens_per_s")

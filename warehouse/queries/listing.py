@@ -50,8 +50,8 @@ class AnyOf:
     terms: tuple[tuple[str, bool, object], ...]  # (column, fold case, values or Accelerators)
 
     def sql(self, alias: str) -> tuple[str, list]:
-        """The condition and its bound parameters: one a value (``IN``, a third quicker for
-        DuckDB to plan than one list parameter), or for accelerators one list resolved against
+        """The condition and its bound parameters: one a value (``IN``, which DuckDB
+        plans quicker than one list parameter), or for accelerators one list resolved against
         the snapshot when the query runs (``_bind``)."""
         parts, params = [], []
         for c, fold, values in self.terms:
@@ -220,7 +220,7 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     order.append(f"{quote_name(shape.order[-1][0])} ASC")
     inner = f"{base}{where_sql}"
     narrow = counted = ""
-    if q.served:  # one flat query on the serving table: half the planning of a subquery
+    if q.served:  # one flat query on the serving table: no subquery to plan
         inner = f"SELECT t.\"json\" FROM {source} t{where_sql}"  # noqa: S608
     if q.served and all(c == shape.order[-1][0] and not desc for c, desc in shape.order):
         # The serving table's own order (its tie-break, as it was written): DuckDB keeps a
@@ -307,25 +307,16 @@ def serving_source(con: duckdb.DuckDBPyConnection, q: ListQuery,
     return s.base, base_params, s.columns, s.order
 
 
-# A page in the serving table's own order (no sort asked) is read in that order, unsorted:
-# at 100x a first page of 100 of 4,444 ratio rows took 0.99 ms against 2.59 sorted (3.88 with
-# its count on each row; its count apart, 2.0 ms, is paid only by a full page), and a 1x page
-# of 44 rows 0.67 ms against 0.90. Every other served page is sorted, as follows.
-# A page of a serving table of more than NARROW_FROM_ROWS rows that reaches past row
-# NARROW_PAST of its order is read by position first (``ListSQL.narrow``): the sort keeps
-# positions, not every candidate's JSON, and the total comes with it. At 100x data (49,692
-# results rows) a 500-row page with its total took 4.7 ms instead of 8.4 ms (6.0 + a 2.0 ms
-# count), and one at offset 20,000 4.9 ms instead of 61 ms. A first page of up to 100 rows
-# is quicker plainly (a filter matching 9 rows: 3.1 ms against 4.2 ms), as is any page of a
-# small table (1x, 492 rows: 1.5 ms against 3.1 ms).
+# A page in the serving table's own order (no sort asked) is read in that order, unsorted;
+# only a full page pays a count. Every other served page is sorted: one of a table of more
+# than NARROW_FROM_ROWS rows that reaches past row NARROW_PAST of its order is read by
+# position first (``ListSQL.narrow``): the sort keeps positions, not every candidate's JSON,
+# and the total comes with it; a first page, or any page of a smaller table, is quicker plainly.
 NARROW_FROM_ROWS = 20_000
 NARROW_PAST = 100
 # Any other page of a serving table of more than COUNTED_FROM_ROWS rows carries the count of
-# the filtered rows on each of its rows (``ListSQL.counted``): a full page then needs no second
-# query for its total. At 100x data a first page of 100 of 33,936 cost rows took 3.2 ms
-# against 2.9 + 2.1 ms (page, then count), and of 22,321 ratio rows 4.0 against 2.6 + 1.8 ms;
-# at 1x (221 and 336 rows), where a filtered page is seldom full, the plain page is quicker
-# (0.96 and 0.85 ms against 1.10 and 1.01).
+# the filtered rows on each of its rows (``ListSQL.counted``), so a full page needs no second
+# query for its total; below it a filtered page is seldom full, and the plain page is quicker.
 COUNTED_FROM_ROWS = 2_000
 
 
