@@ -113,13 +113,16 @@ def choice(name: str, values: list[str] | None) -> list[str]:
     return check_choice(name, listed(values), CHOICES[name])
 
 
-def buyer_choice(name: str, values: list[str] | None, default: str) -> list[str]:
+def buyer_choice(name: str, values: list[str] | None, default: str,
+                 allowed: tuple[str, ...] | list[str] | None = None) -> list[str]:
     """A division/availability filter of a route that ranks systems: ``default`` (what a buyer
-    can get) when absent, everything for ``all``."""
+    can get) when absent, everything for ``all``; any other value one of ``allowed`` (the
+    vocabulary of ``name`` unless given)."""
     given = listed(values)
     if not given:
         return [default]
-    checked = check_choice(name, [v for v in given if v.strip().lower() != "all"], CHOICES[name])
+    checked = check_choice(name, [v for v in given if v.strip().lower() != "all"],
+                           CHOICES[name] if allowed is None else allowed)
     return [] if len(checked) < len(given) else checked
 
 

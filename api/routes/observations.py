@@ -9,7 +9,15 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from pydantic import Field
 
-from api.params import AS_OF, CHOICES, PageParams, as_of_param, check_choice, listed
+from api.params import (
+    AS_OF,
+    CHOICES,
+    PageParams,
+    as_of_param,
+    buyer_choice,
+    check_choice,
+    listed,
+)
 from api.routes.common import parse_as_of, render_list
 from warehouse import queries
 from warehouse.model.public import (
@@ -61,9 +69,7 @@ def frontier(request: Request, q: Annotated[FrontierParams, Query()]) -> Respons
     1000/TPOT floor, Offline at 0), never part of the curve. Costs per million output tokens
     at the assumed rate and at the Azure list price; energy per output token where valid, its
     scope said (GPU power vs wall power: not comparable)."""
-    divisions = listed(q.mlperf_division) or ["closed"]
-    divisions = [] if "all" in [d.lower() for d in divisions] else \
-        check_choice("mlperf_division", divisions, DIVISIONS)
+    divisions = buyer_choice("mlperf_division", q.mlperf_division, "closed", DIVISIONS)
     day("date", q.date)  # a bad date is said before a bad offer or os, as it always was
     f = q.model_copy(update={"mlperf_division": divisions,
                              "offer": check_choice("offer", [q.offer], CHOICES["offer"])[0],

@@ -231,3 +231,16 @@ def test_lengths_beyond_the_columns_are_a_422_not_a_500(hand):
     # found by schemathesis: isl=2147483648 overflowed the INTEGER parameter
     assert hand.get("/v1/frontier", params={"model": "dsr1", "isl": 2**31, "osl": 1}).status_code == 422
     assert hand.get("/v1/observations", params={"isl": 2**31}).status_code == 422
+
+
+@pytest.mark.parametrize("given, status", [("all", 200), ("open", 200), ("all,nope", 422),
+                                           ("nope", 422)])
+def test_mlperf_division_all_or_known_values_else_422(real, given, status):
+    """``mlperf_division=all`` shows every division; any other value is one the API knows,
+    beside ``all`` too (``all,nope`` was taken as ``all``)."""
+    r = real.get("/v1/frontier", params={"model": "deepseek-r1", "isl": 1024, "osl": 1024,
+                                         "mlperf_division": given})
+    assert r.status_code == status, r.text
+    if status == 422:
+        assert r.json()["error"]["param"] == "mlperf_division"
+        assert "'nope' is not one of closed, open" in r.json()["error"]["message"]
