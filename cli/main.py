@@ -20,7 +20,7 @@ from warehouse.exceptions import PerfledgerError
 from warehouse.model.vocabulary import FELL_SHORT, RunStatus, SourceStatus
 from warehouse.redact import redact_text
 from warehouse.settings import Settings
-from warehouse.storage.store import Layout
+from warehouse.storage.store import Layout, SnapshotRef
 
 app = typer.Typer(help="perfledger: a warehouse of LLM-inference evidence.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -28,6 +28,14 @@ app = typer.Typer(help="perfledger: a warehouse of LLM-inference evidence.",
 
 def _settings() -> Settings:
     return Settings()
+
+
+def _current(layout: Layout) -> SnapshotRef:
+    """The current snapshot; with none published, the command ends saying so."""
+    ref = layout.read_current()
+    if ref is None:
+        fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
+    return ref
 
 
 def _log_line(level: str, event: str, message: str, **fields: object) -> None:
@@ -299,9 +307,7 @@ def sql(
 
     from warehouse.storage.db import GUARD_SQL, open_read_only
 
-    ref = Layout(_settings().data_path).read_current()
-    if ref is None:
-        fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
+    ref = _current(Layout(_settings().data_path))
     if command:
         con = open_read_only(ref.path)
         try:
@@ -335,10 +341,7 @@ def validate(
     layout = Layout(s.data_path)
     path = snapshot
     if path is None:
-        ref = layout.read_current()
-        if ref is None:
-            fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
-        path = ref.path
+        path = _current(layout).path
     try:
         results = validation.run_isolated(path, layout=layout, rules=all_rules())
     except PerfledgerError as e:
@@ -367,9 +370,7 @@ def export(
     Nothing is written unless everything is: a failure leaves no partial file behind."""
     from warehouse.storage.export import export as run_export
 
-    ref = Layout(_settings().data_path).read_current()
-    if ref is None:
-        fail(PerfledgerError("no snapshot published yet; run `perfledger refresh` first"))
+    ref = _current(Layout(_settings().data_path))
     try:
         manifest = run_export(ref, out, format, csv_escape=not csv_raw, force=force)
     except PerfledgerError as e:

@@ -87,11 +87,18 @@ def fetch_or_carried(ctx: LoadContext, url: str, source: str, prev: dict | None,
         copy = carried_answer(source, request) if mirror else None
         if copy is None:
             raise
-        note = f"{CARRIED_PREFIX}{copy.upstream}"
-        ctx.outcome.warnings.append(
-            f"{source}: {redact(url)} could not be fetched ({e}); read the built-in mirror's "
-            f"{note} (answered {copy.answered}, sha256 {copy.sha256[:12]}…)")
-        return Raw(source=source, url=note, body=copy.read(), fetched_at=datetime.now(UTC)), copy
+        return _stand_in(ctx, copy, source, url, e, f"answered {copy.answered}"), copy
+
+
+def _stand_in(ctx: LoadContext, copy: CarriedCopy, source: str, url: str, e: FetchError,
+              which: str, what: str = "") -> Raw:
+    """The carried ``copy`` standing in for ``url``, which failed with ``e``: said in the
+    source's warnings (``which`` names the copy's commit or answer date, ``what`` the file)."""
+    note = f"{CARRIED_PREFIX}{copy.upstream}"
+    ctx.outcome.warnings.append(
+        f"{' '.join(filter(None, (source, what)))}: {redact(url)} could not be fetched ({e}); "
+        f"read the built-in mirror's {note} ({which}, sha256 {copy.sha256[:12]}…)")
+    return Raw(source=source, url=note, body=copy.read(), fetched_at=datetime.now(UTC))
 
 
 def carried(raw: Raw) -> bool:
@@ -112,12 +119,7 @@ def fetch_pinned(ctx: LoadContext, url: str, source: str, prev: dict | None, *, 
         copy = carried_copy(sha256) if mirror and sha256 else None
         if copy is None:
             raise
-        body = copy.read()
-        note = f"{CARRIED_PREFIX}{copy.upstream}"
-        ctx.outcome.warnings.append(
-            f"{source} {what}: {redact(url)} could not be fetched ({e}); read the built-in "
-            f"mirror's {note} (commit {copy.commit[:12]}, sha256 {copy.sha256[:12]}…)")
-        return Raw(source=source, url=note, body=body, fetched_at=datetime.now(UTC))
+        return _stand_in(ctx, copy, source, url, e, f"commit {copy.commit[:12]}", what)
     if sha256 and not raw.not_modified and raw.sha256 != sha256:
         raise SourceError(
             f"{source} {what}: {redact(url)} returned {len(raw.body)} bytes with sha256 "
