@@ -783,7 +783,9 @@ view("observation",
       "invariant_failures": "The publisher's invariants the row breaks, named ('; '-separated); "
                             "NULL when it breaks none. Such a row is never on the frontier",
       "reconciled": "True when the row breaks none of the publisher's invariants",
-      "current": "True for the version a refresh last fetched (valid_to is NULL)",
+      "current": "True for the version a refresh last fetched that its publisher still lists "
+                 "(valid_to and withdrawn_at NULL): only current rows are drawn, priced or "
+                 "compared",
       "evidence": label_comment((Evidence.third_party_measured, Evidence.self_measured)),
       "source": "inferencex (SemiAnalysis InferenceX, third_party_measured) or self_measured "
                 "(a run the user imported with perfledger import, on the hardware they stated)"},
@@ -791,7 +793,7 @@ view("observation",
 """
 WITH counted AS (""" + reconcile.observation_sql("inferencex_observation") + """)
 SELECT o.*, 'inferencex' AS source, o.invariant_failures IS NULL AS reconciled,
-       o.valid_to IS NULL AS current,
+       o.valid_to IS NULL AND o.withdrawn_at IS NULL AS current,
        h.target_id AS accelerator_id, m.target_id AS model_id,
        CASE WHEN h.id IS NULL THEN 'unmapped' WHEN h.target_id IS NULL THEN 'no_counterpart'
             ELSE 'mapped' END AS hardware_mapping,

@@ -579,7 +579,10 @@ class ObservationFilter(BaseModel):
 def observations_query(f: ObservationFilter, as_of: datetime | None = None) -> ListQuery:
     """InferenceX observations with their mapped ids, each row's version valid at ``as_of``
     (now by default: the current versions), newest first unless sorted."""
-    q = ListQuery(relation="observation", public=ObservationPublic, where=[_valid_at(as_of)],
+    listed = ("t.withdrawn_at IS NULL", []) if as_of is None else (  # and not withdrawn by then
+        "(t.withdrawn_at IS NULL OR t.withdrawn_at > ?)", [as_of])
+    q = ListQuery(relation="observation", public=ObservationPublic,
+                  where=[_valid_at(as_of), listed],
                   equals={"isl": f.isl or [], "osl": f.osl or [],
                           "power_status": f.power_status or [], "framework": f.framework or [],
                           "precision": f.precision or []},

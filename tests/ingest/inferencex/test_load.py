@@ -28,7 +28,7 @@ def current(tmp) -> duckdb.DuckDBPyConnection:
     return duckdb.connect(str(snap.path), read_only=True)
 
 
-def test_two_refreshes_append_and_keep_history(server, tmp_path):
+def test_two_refreshes_append_and_keep_history(server, tmp_path, client_for):
     serve(server)
     settings = make_settings(tmp_path, sources(tmp_path / "sources.toml", server))
     first = refresh(settings)
@@ -54,6 +54,16 @@ def test_two_refreshes_append_and_keep_history(server, tmp_path):
     marked = con.execute("SELECT upstream_id, id FROM inferencex_observation "
                          "WHERE withdrawn_at IS NOT NULL").fetchall()
     assert len(marked) == len(withdrawn)
+    # kept, and no longer current: never drawn, priced, compared or listed by default
+    ids = [i for _, i in marked]
+    assert con.execute("SELECT count(*) FROM observation WHERE list_contains(?, id) AND current",
+                       [ids]).fetchone() == (0,)
+    [(open_versions,)] = con.execute("SELECT count(*) FROM inferencex_observation "
+                                     "WHERE valid_to IS NULL").fetchall()
+    assert con.execute("SELECT count(*) FROM observation WHERE current AND source = "
+                       "'inferencex'").fetchone() == (open_versions - len(withdrawn),)
+    listed = client_for(settings).get("/v1/observations", params={"limit": 1}).json()
+    assert listed["total"] == open_versions - len(withdrawn)
     # every first-refresh row is still there, still citing the bytes it was first read from
     assert {k: after[k] for k in before} == before
     # the 230 runs both answers carry kept their first version (with image; history has none)
