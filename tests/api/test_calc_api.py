@@ -79,6 +79,20 @@ def test_prefill(full_client):
     assert round(ms("illustrative-1t-dense")) == 2587
 
 
+@pytest.mark.parametrize("rack, chips, flops", [("nvidia-gb200-nvl72", 72, 3.6e17),
+                                                ("groq-lpx-rack", 256, 3.15e17)])
+def test_prefill_on_a_rack_with_its_own_figure(full_client, rack, chips, flops):
+    """A rack's own dense FP8 figure (hardware.yaml) is the whole rack's: per chip it is
+    divided by the rack's accelerators, and the rack's chips share the prompt, so the TTFT is
+    2 x active params x prompt tokens / (the rack's FLOP/s x MFU)."""
+    out = full_client.get("/v1/calc/prefill", params={
+        "hardware": rack, "model": "illustrative-1t-moe", "prompt_tokens": 8192,
+        "mfu": 0.5}).json()
+    assert out["inputs"]["chips"]["value"] == chips
+    assert out["inputs"]["dense_flops_per_chip"]["value"] == pytest.approx(flops / chips)
+    assert out["outputs"]["ttft_seconds"] == pytest.approx(2 * 32e9 * 8192 / (flops * 0.5))
+
+
 def test_ridge_points(full_client):
     def ridge(h):
         return full_client.get("/v1/calc/ridge", params={"hardware": h}).json()["outputs"]["flops_per_byte"]

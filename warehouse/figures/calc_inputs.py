@@ -201,8 +201,7 @@ def prefill(con, *, hardware_id: str | None, model_id: str | None, prompt_tokens
     md = model(con, model_id) if model_id else {}
     per_chip = hw.get("flops_fp8_dense")
     count = int(hw["accelerators"].value or 1) if hw else 1
-    if per_chip is not None and hw and hw["accelerators"].value and per_chip.note \
-            and per_chip.note.startswith(f"{count} x"):
+    if per_chip is not None and count > 1:  # a system's figure, its own or summed, is its total
         per_chip = Input(float(per_chip.value or 0) / count, per_chip.unit, per_chip.evidence,
                          per_chip.origin, per_chip.source, "per accelerator")
     inputs = {"dense_flops_per_chip": pick(dense_flops, "FLOP/s", per_chip),
