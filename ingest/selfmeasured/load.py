@@ -15,7 +15,7 @@ field) and the other files proceed; the run is then ``partial`` (exit code 1).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -46,8 +46,8 @@ class Statement:
 
     def same_as(self, row: dict) -> bool:
         """Whether an earlier import of the same bytes stated the same hardware and model."""
-        return (row["accelerator_id"], row["gpus"], row["model"]) == \
-            (self.accelerator, self.count, self.model)
+        return (row["accelerator_id"].lower(), row["gpus"], row["model"]) == \
+            (self.accelerator.lower(), self.count, self.model)
 
 
 def import_spec(paths: list[Path], stated: Statement) -> SourceSpec:
@@ -68,8 +68,10 @@ def _known(ctx: LoadContext, sql: str) -> dict[str, str]:
     return {str(r[0]).lower(): str(r[0]) for r in ctx.reader.execute(sql).fetchall() if r[0]}
 
 
-def check_statement(ctx: LoadContext, stated: Statement) -> tuple[str, str]:
-    """The model as stored and its mapping; refuses an unknown accelerator or a bad count."""
+def check_statement(ctx: LoadContext, stated: Statement) -> tuple[Statement, tuple[str, str]]:
+    """The statement with the accelerator's id as the warehouse spells it (every join and filter
+    compares ids as stored), and the model as stored with its mapping; refuses an unknown
+    accelerator or a bad count."""
     if stated.count < 1:
         raise ImportRefused(f"--count must be at least 1 (got {stated.count})")
     accelerators = _known(ctx, "SELECT id FROM hardware UNION SELECT accelerator_id FROM "
@@ -80,7 +82,8 @@ def check_statement(ctx: LoadContext, stated: Statement) -> tuple[str, str]:
     models = _known(ctx, "SELECT model_family FROM mlperf_result UNION SELECT id FROM "
                          "model_shape UNION SELECT target_id FROM inferencex_alias")
     found = models.get(stated.model.strip().lower())
-    return (found, "mapped") if found else (stated.model.strip(), "unmapped")
+    return (replace(stated, accelerator=accelerators[stated.accelerator.lower()]),
+            (found, "mapped") if found else (stated.model.strip(), "unmapped"))
 
 
 def _rows(parsed: Parsed, raw: Raw, ids: dict, stated: Statement, model: str) -> list[dict]:
@@ -152,7 +155,7 @@ def _import_one(ctx: LoadContext, path: Path, stated: Statement,
 
 def load_files(ctx: LoadContext, *, paths: list[Path], stated: Statement) -> None:
     """Import every file: good files are stored, bad ones reported; never one half-stored."""
-    model = check_statement(ctx, stated)
+    stated, model = check_statement(ctx, stated)
     files, written = [], 0
     for path in paths:
         try:

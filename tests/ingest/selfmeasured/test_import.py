@@ -114,6 +114,21 @@ def test_a_bad_file_stores_nothing_and_the_rest_imports(settings, tmp_path):
         hashlib.sha256(bad.read_bytes()).hexdigest()).exists()
 
 
+def test_the_accelerator_is_stored_as_the_warehouse_spells_it(settings):
+    """`--accelerator NVIDIA-H100-SXM` is nvidia-h100-sxm (the id every join and filter uses:
+    stored as typed, the run found no price and no accelerator filter), and the same bytes
+    stated in either spelling are the same import."""
+    first = refresh(settings, specs=[import_spec([VLLM], Statement("NVIDIA-H100-SXM", 8, "m"))])
+    assert first.status == "published", first.as_dict()
+    con = current(settings)
+    assert con.execute("SELECT DISTINCT accelerator_id FROM self_observation").fetchall() == [
+        ("nvidia-h100-sxm",)]
+    assert con.execute("SELECT accelerator_id FROM self_import").fetchall() == [
+        ("nvidia-h100-sxm",)]
+    again = refresh(settings, specs=[import_spec([VLLM], Statement("nvidia-h100-sxm", 8, "m"))])
+    assert again.status == "unchanged"
+
+
 def test_an_unknown_accelerator_publishes_nothing(settings):
     before = Layout(settings.data_path).read_current().id
     report = refresh(settings, specs=[import_spec([VLLM], Statement("h100", 8, "m"))])
