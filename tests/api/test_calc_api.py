@@ -70,6 +70,28 @@ def test_batch_tradeoff_at_azure_prices(full_client):
     assert round(one_b["cost_per_million_tokens"], 2) == 2.31
 
 
+def test_a_vm_of_another_accelerator_count_is_priced_per_accelerator(full_client):
+    """One H100 priced with the 8-GPU ND96isr H100 v5: an eighth of the VM's price, said in
+    the price's note, so the cost per million tokens is the 8-GPU system's, not 8x it."""
+    def batch(hardware):
+        return full_client.get("/v1/calc/batch", params={
+            "hardware": hardware, "model": "illustrative-100b", "batch": 32,
+            "sku": "Standard_ND96isr_H100_v5"}).json()
+    [vm] = full_client.get("/v1/prices", params={
+        "sku": "Standard_ND96isr_H100_v5", "region": "eastus2", "offer": "on_demand",
+        "os": "linux"}).json()["rows"]
+    one, eight = batch("nvidia-h100-sxm"), batch("8x-nvidia-h100-sxm")
+    assert one["inputs"]["price_per_hour"]["value"] == pytest.approx(vm["hourly_price"] / 8)
+    assert "for its 8 accelerators, x 1/8 for the 1 of nvidia-h100-sxm" in \
+        one["inputs"]["price_per_hour"]["note"]
+    assert eight["inputs"]["price_per_hour"]["value"] == vm["hourly_price"]
+    [row] = one["outputs"]["rows"]
+    assert row["cost_per_million_tokens"] == pytest.approx(
+        vm["hourly_price"] / 8 / (row["tokens_per_s_aggregate"] * 3600) * 1e6)
+    assert row["cost_per_million_tokens"] == pytest.approx(
+        eight["outputs"]["rows"][0]["cost_per_million_tokens"])
+
+
 def test_prefill(full_client):
     def ms(model):
         return full_client.get("/v1/calc/prefill", params={

@@ -162,17 +162,13 @@ def batch_tradeoff(con, *, hardware_id: str | None, model_id: str | None, precis
                    layers: int | None = None, kv_heads: int | None = None,
                    head_dim: int | None = None) -> dict:
     """Per-user and aggregate tokens/s at each batch size, and cost per million tokens at a
-    price per hour (the caller's, or the current Azure on-demand Linux price of ``sku``)."""
+    price per hour (the caller's, or the current Azure on-demand Linux price of ``sku``, for
+    the hardware's accelerators: a VM size of another count is priced per accelerator)."""
     price_input: Input | None = None
     if price_per_hour is not None:
         price_input = caller(price_per_hour, "USD/hour")
     elif sku is not None:
-        price = current_price(con, sku, region)
-        if price is None:
-            raise QueryError(f"no current on-demand Linux price for {sku} in {region}",
-                             param="sku")
-        price_input = Input(price["hourly_price"], "USD/hour", "list_price", "warehouse",
-                            price["source_snapshot_id"], f"{sku}, {region}")
+        price_input = _sku_price(con, sku, region, hardware_id)
     rows_out = []
     inputs: dict[str, Input] = {}
     for b in batches:
@@ -191,6 +187,25 @@ def batch_tradeoff(con, *, hardware_id: str | None, model_id: str | None, precis
     if price_input is not None:
         inputs["price_per_hour"] = price_input
     return result("batch", inputs, {"rows": rows_out})
+
+
+def _sku_price(con: duckdb.DuckDBPyConnection, sku: str, region: str,
+               hardware_id: str | None) -> Input:
+    """The current on-demand Linux price of ``sku`` in ``region`` for the accelerators of
+    ``hardware_id``: the VM's price x the hardware's accelerators / the VM's (accelerator_alias)
+    where they differ, said in the note; the VM's own price otherwise."""
+    price = current_price(con, sku, region)
+    if price is None:
+        raise QueryError(f"no current on-demand Linux price for {sku} in {region}", param="sku")
+    value, note = price["hourly_price"], f"{sku}, {region}"
+    rows = con.execute("SELECT count FROM accelerator_alias WHERE kind = 'azure_sku' AND "
+                       "lower(alias) = lower(?) AND count IS NOT NULL", [sku]).fetchall()
+    has = int(hardware(con, hardware_id)["accelerators"].value or 1) if hardware_id else None
+    if rows and has is not None and rows[0][0] != has:
+        value = value * has / rows[0][0]
+        note += (f": {price['hourly_price']} USD/hour for its {rows[0][0]} accelerators, "
+                 f"x {has}/{rows[0][0]} for the {has} of {hardware_id}")
+    return Input(value, "USD/hour", "list_price", "warehouse", price["source_snapshot_id"], note)
 
 
 def prefill(con, *, hardware_id: str | None, model_id: str | None, prompt_tokens: int,
