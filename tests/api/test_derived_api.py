@@ -252,27 +252,14 @@ def preview_claim_client(tmp_path_factory, full_warehouse):
         probe, "/v1/results", model="deepseek-r1", system="Vera Rubin", availability="preview")}
     probe.app.state.reader.close()
     with (tmp / "data" / "claims.yaml").open("a") as claims:
-        claims.write(f"""
-  - id: test-rubin-deepseek
+        for claim, model in (("test-rubin-deepseek", "deepseek-r1"),  # and as MLPerf spells it
+                             ("test-rubin-deepseek-as-mlperf-spells-it", "DeepSeek-R1")):
+            claims.write(f"""
+  - id: {claim}
     vendor: NVIDIA
     product: Vera Rubin NVL72
     accelerator_id: {rubin}
-    model: deepseek-r1
-    metric: output_tokens_per_s
-    value: 1000000
-    unit: tokens/s
-    evidence: vendor_claim
-    claimed_on: 2026-10-25
-    source:
-      title: "a test claim"
-      url: https://example.com/rubin
-      checked_on: 2026-10-25
-      quote: "a million tokens per second"
-  - id: test-rubin-deepseek-as-mlperf-spells-it
-    vendor: NVIDIA
-    product: Vera Rubin NVL72
-    accelerator_id: {rubin}
-    model: DeepSeek-R1
+    model: {model}
     metric: output_tokens_per_s
     value: 1000000
     unit: tokens/s
