@@ -116,3 +116,27 @@ def test_costs_of_runs_alone_on_the_list_price_basis_say_no_price_where_azure_ha
     assert rows[0]["basis"] == "derived: list_price + self_measured"
     bad = client.get("/v1/costs", params={"evidence": "vendor_claim"})
     assert bad.status_code == 422 and "evidence" in bad.text
+
+
+def test_every_run_of_an_import_is_on_its_curve_whatever_day_it_ran(frontier_warehouse,
+                                                                    tmp_path, client_for):
+    """An import is one sweep: a vLLM --append-result file whose second run was written after
+    midnight keeps both runs on its curve (each InferenceX configuration keeps its latest run
+    only; an import is its own configuration, and its runs are points, not repeats)."""
+    import json
+
+    run = json.loads(VLLM.read_bytes())
+    faster = {**run, "date": "20260130-001500", "median_tpot_ms": run["median_tpot_ms"] / 2,
+              "output_throughput": run["output_throughput"] / 2}
+    sweep = tmp_path / "sweep.jsonl"
+    sweep.write_text(json.dumps(run) + "\n" + json.dumps(faster) + "\n")
+    copy_data_dir(frontier_warehouse / "var", tmp_path / "var")
+    settings = make_settings(tmp_path, frontier_warehouse / "sources.toml")
+    assert refresh(settings, specs=[import_spec([sweep], STATED)]).status == "published"
+    page = client_for(settings).get("/v1/frontier", params={
+        "model": "gpt-oss-120b", "isl": 1024, "osl": 128, "limit": 1000,
+        "accelerator": "nvidia-h100-sxm"}).json()["rows"]
+    mine = sorted((r["observed_on"], r["interactivity"]) for r in page
+                  if r.get("source") == "self_measured" and r["kind"] == "frontier")
+    assert mine == [("2026-01-29", pytest.approx(1000 / run["median_tpot_ms"])),
+                    ("2026-01-30", pytest.approx(2000 / run["median_tpot_ms"]))]

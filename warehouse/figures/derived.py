@@ -805,7 +805,8 @@ LEFT JOIN inferencex_alias m ON m.kind = 'model' AND m.key = o.model
 UNION ALL BY NAME""" + selfmeasured.observation_sql())
 
 # What makes one configuration of an observation (one frontier curve; a claim's like with
-# like): its latest run is the current one.
+# like): its latest run is the current one. A self-measured import (import_id) is one sweep:
+# the frontier keeps every run of it.
 CONFIG = ("model, hardware, framework, precision, spec_method, disagg, is_multinode, prefill_tp, "
           "prefill_ep, prefill_dp_attention, prefill_num_workers, decode_tp, decode_ep, "
           "decode_dp_attention, decode_num_workers, num_prefill_gpu, num_decode_gpu, pp, "

@@ -267,8 +267,9 @@ def _curve_ctes() -> str:
       AND (ask.disagg IS NULL OR o.disagg IS NOT DISTINCT FROM ask.disagg)
       AND (ask.until IS NULL OR o.observed_on <= ask.until)
 ),
-curve AS (
-    SELECT * FROM obs QUALIFY observed_on = max(observed_on) OVER (PARTITION BY {CONFIG})
+curve AS (  -- each configuration's latest run; every run of an import (one sweep)
+    SELECT * FROM obs QUALIFY source = '{SOURCE_SELF}'
+        OR observed_on = max(observed_on) OVER (PARTITION BY {CONFIG})
 ),
 flagged AS (
     SELECT c.*, NOT EXISTS (
