@@ -7,17 +7,18 @@ import duckdb
 from warehouse.model.vocabulary import AZURE_CROSSCHECK_TOLERANCE, CloudMatch
 from warehouse.storage.db import fetch_dicts, scalar
 
-# The catalog's current Azure on-demand prices beside the Azure API's own for the same VM size
-# and region (Linux, pay as you go), and whether they disagree by more than the tolerance. The
+# The catalog's current Azure on-demand and spot prices beside the Azure API's own for the same
+# VM size, region and offer (Linux, pay as you go), and whether they disagree by more than the
+# tolerance (the catalog's spot column repeats the on-demand price for some VM sizes). The
 # validation rule lists the disagreeing pairs; the run report counts them.
 AZURE_PAIRS = (
-    "SELECT c.id, c.instance_type AS sku, c.region, c.hourly_price AS catalog_price, "  # noqa: S608 - a constant of this code
+    "SELECT c.id, c.instance_type AS sku, c.region, c.offer, c.hourly_price AS catalog_price, "  # noqa: S608 - a constant of this code
     "a.hourly_price AS azure_api_price, c.catalog_commit, "
     f"abs(c.hourly_price - a.hourly_price) > {AZURE_CROSSCHECK_TOLERANCE} * a.hourly_price "
     "AS disagrees FROM {batch} c JOIN azure_price a ON a.arm_sku_name = c.instance_type AND "
-    "a.arm_region_name = c.region AND a.os = 'linux' AND a.offer = 'on_demand' AND "
+    "a.arm_region_name = c.region AND a.os = 'linux' AND a.offer = c.offer AND "
     "a.price_type = 'Consumption' AND a.valid_to IS NULL WHERE c.cloud = 'azure' AND "
-    "c.valid_to IS NULL AND c.offer = 'on_demand'")
+    "c.valid_to IS NULL AND c.offer IN ('on_demand', 'spot')")
 
 
 def coverage(con: duckdb.DuckDBPyConnection) -> dict:

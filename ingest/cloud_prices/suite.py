@@ -53,8 +53,8 @@ def rules() -> list[Rule]:
              "ON a.price_key = b.price_key AND a.id < b.id "
              "AND a.valid_from < coalesce(b.valid_to, 'infinity'::TIMESTAMPTZ) "
              "AND b.valid_from < coalesce(a.valid_to, 'infinity'::TIMESTAMPTZ)"),
-        rows("cloud_price: the catalog's Azure on-demand prices agree with the Azure API's "
-             f"(same SKU, region, Linux, within {AZURE_CROSSCHECK_TOLERANCE:.0%})", T,
+        rows("cloud_price: the catalog's Azure on-demand and spot prices agree with the Azure "
+             f"API's (same SKU, region, offer, Linux, within {AZURE_CROSSCHECK_TOLERANCE:.0%})", T,
              f"SELECT * EXCLUDE (disagrees) FROM ({AZURE_PAIRS}) WHERE disagrees",
              severity=WARNING),
     ]

@@ -201,7 +201,8 @@ def test_backfill_versions_a_window_of_commits_in_order(tmp_path, server):
 def test_the_catalogs_azure_rows_are_checked_against_the_azure_api(tmp_path, server):
     # The recorded Azure API items (emulator), one with its price moved to 7.50: the catalog's
     # 6.98 for Standard_NC40ads_H100_v5 in eastus2 then disagrees (by 7 %, over the 1 % allowed);
-    # ND96isr H100 v5 (98.32 both) and NC24ads A100 v4 (3.673 vs 3.67: 0.08 %) agree.
+    # ND96isr H100 v5 (98.32 both) and NC24ads A100 v4 (3.673 vs 3.67: 0.08 %) agree on demand.
+    # The catalog's ND96isr spot price repeats its on-demand 98.32; the API's spot is 39.33.
     items = [{**i, "retailPrice": 7.5, "unitPrice": 7.5}
              if (i["armSkuName"], i["type"], i["skuName"]) ==
              ("Standard_NC40ads_H100_v5", "Consumption", "NC40ads H100 v5") else i
@@ -211,15 +212,18 @@ def test_the_catalogs_azure_rows_are_checked_against_the_azure_api(tmp_path, ser
     report = refresh(make_settings(tmp_path, path))
     assert report.status == "published", report.as_dict()
     check = report.coverage["cloud_azure_crosscheck"]
-    assert check["compared"] == 3
-    assert check["disagreements"] == [{
-        "sku": "Standard_NC40ads_H100_v5", "region": "eastus2", "catalog_price": 6.98,
-        "azure_api_price": 7.5, "catalog_commit": "20291d7eda23e6f420cd9586558cf0bc4051851c"}]
+    assert check["compared"] == 4
+    commit = "20291d7eda23e6f420cd9586558cf0bc4051851c"
+    assert sorted(check["disagreements"], key=lambda d: d["sku"]) == [
+        {"sku": "Standard_NC40ads_H100_v5", "region": "eastus2", "offer": "on_demand",
+         "catalog_price": 6.98, "azure_api_price": 7.5, "catalog_commit": commit},
+        {"sku": "Standard_ND96isr_H100_v5", "region": "eastus2", "offer": "spot",
+         "catalog_price": 98.32, "azure_api_price": 39.33, "catalog_commit": commit}]
     rule = {v["expectation"]: v for v in report.validation}[
-        "cloud_price: the catalog's Azure on-demand prices agree with the Azure API's (same "
-        "SKU, region, Linux, within 1%)"]
-    assert (rule["severity"], rule["unexpected_count"]) == ("warning", 1)
-    assert "catalog vs Azure API: 3 prices compared, 1 disagree" in report.summary_lines()
+        "cloud_price: the catalog's Azure on-demand and spot prices agree with the Azure API's "
+        "(same SKU, region, offer, Linux, within 1%)"]
+    assert (rule["severity"], rule["unexpected_count"]) == ("warning", 2)
+    assert "catalog vs Azure API: 4 prices compared, 2 disagree" in report.summary_lines()
 
 
 def test_every_carried_sample_loads_and_its_gpu_rows_map_or_are_listed(tmp_path, server):
