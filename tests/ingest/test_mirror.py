@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -117,6 +118,22 @@ def test_an_offline_refresh_publishes_every_carried_round_and_the_rules(tmp_path
                and all(r in line for r in ROUNDS) for line in lines)
     assert any(line.startswith("mlperf_rules: updated") and "built-in mirror" in line
                for line in lines)
+    # MLCommons' own v6.0 summary: the MI355X cluster's accelerator names say x87 and x94
+    # where its accelerators (nodes x per node, and its Total Accelerators) are 88 and 96;
+    # the rows keep the published count and the disagreement is a warning, with samples
+    copy = carried_copy(DEFAULT_ROUNDS["v6.0"].sha256 or "")
+    assert copy is not None
+    v60 = json.loads(copy.read())
+    marked = [r for r in v60 if (m := re.search(r"\(x(\d+)\)", r.get("Accelerator") or ""))
+              and int(m[1]) not in (r.get("Total Accelerators"), r.get("a#"))]
+    assert {(r["System"], r["Total Accelerators"]) for r in marked} == {
+        ("AMD MI355X Custom Cluster", 88), ("AMD MI355X Custom Cluster", 96)}
+    [count] = [v for v in report.validation if v["expectation"] == (
+        "mlperf_result: a count in the accelerator's name (xN) is the system's or a node's "
+        "accelerators")]
+    assert len(marked) == 8
+    assert (count["severity"], count["unexpected_count"]) == ("warning", len(marked))
+    assert "87xMI355X" in count["sample"]
 
     con = _snapshot(tmp_path)
     try:
