@@ -23,6 +23,7 @@ KEYS: dict[str, str] = {
     "p#": "host_processors_per_node", "host_processors_per_node": "host_processors_per_node",
     "host_processor_core_count": "host_processor_core_count",
     "Accelerator": "accelerator_model_name", "a#": "accelerators_per_node",
+    "Total Accelerators": "total_accelerators",
     "Location": "location", "Software": "framework", "operating_system": "operating_system",
     "Notes": "notes", "compliance": "compliance", "errors": "errors", "version": "version",
     "inferred": "inferred", "has_power": "has_power", "weight_data_types": "weight_data_types",

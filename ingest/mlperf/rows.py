@@ -28,7 +28,7 @@ from warehouse.model.vocabulary import (
 )
 
 SOURCE = "mlperf"
-PARSER_VERSION = "mlperf-summary/3"  # 3: the details link from Location where none is published
+PARSER_VERSION = "mlperf-summary/4"  # 4: a JSON summary's Total Accelerators, as published
 
 # Published columns of mlperf_result and their types (str, int, float, bool).
 TYPES: dict[str, str] = {

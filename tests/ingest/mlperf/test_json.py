@@ -90,6 +90,26 @@ def test_total_accelerators_is_nodes_times_accelerators_per_node(records, parsed
     assert multi["total_accelerators"] == 18 * multi["accelerators_per_node"]
 
 
+def test_a_published_total_is_the_publishers(records):
+    """v6.0's summary publishes Total Accelerators: the rows carry it as published, not
+    recomputed (the two agree on every v6.0 record; where they would not, the total is the
+    publisher's and a validation warning says so)."""
+    from ingest.mirror import carried_copy
+    from ingest.mlperf.load import DEFAULT_ROUNDS
+
+    copy = carried_copy(DEFAULT_ROUNDS["v6.0"].sha256 or "")
+    assert copy is not None
+    v60 = json.loads(copy.read())
+    perf = [r for r in rows_of(v60, "v6.0") if not r["is_power"]]
+    counted = [(rec, row) for rec, row in zip(v60, perf, strict=True)
+               if row["accelerator_mix"] != "none"]
+    assert len(counted) == 487
+    for record, row in counted:
+        assert (row["total_accelerators"], row["total_accelerators_basis"]) == (
+            record["Total Accelerators"], "published")
+        assert "Total Accelerators" not in json.loads(row["extras"] or "{}")
+
+
 def test_power_is_its_own_row_joined_by_key(records, parsed):
     rows, _ = parsed
     with_power = [r for r in records if "Power_Result" in r]
