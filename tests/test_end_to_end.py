@@ -92,15 +92,17 @@ def test_calc_command_twin(full_warehouse):
     import json
 
     from fastapi.testclient import TestClient
+    from typer.testing import CliRunner
 
     from api.app import create_app
+    from cli.main import app
     from tests.conftest import make_settings
 
     env = {**os.environ, "PERFLEDGER_DATA_DIR": str(full_warehouse / "var")}
+    runner = CliRunner()
 
-    def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([BIN / "perfledger", "calc", *args], env=env, capture_output=True,
-                              text=True, timeout=60)
+    def cli(*args: str):  # in process: the installed command is run once, below
+        return runner.invoke(app, ["calc", *args], env=env)
 
     with TestClient(create_app(make_settings(full_warehouse, full_warehouse / "sources.toml"))
                     ) as api:
@@ -110,14 +112,17 @@ def test_calc_command_twin(full_warehouse):
             ("hardware", "nvidia-h100-sxm"), ("model", "illustrative-100b"), ("batch", "1"),
             ("batch", "8")]).json()
     assert round(asked["outputs"]["tokens_per_s_per_user"]) == 17442
-    for names in (["hardware=nvidia-gb200-nvl72", "model=illustrative-1t-moe"],  # as /v1/calc
-                  ["hardware_id=nvidia-gb200-nvl72", "model_id=illustrative-1t-moe"]):
-        done = cli("decode-bound", *names)
-        assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout) == asked
+    installed = subprocess.run([BIN / "perfledger", "calc", "decode-bound",
+                                "hardware=nvidia-gb200-nvl72", "model=illustrative-1t-moe"],
+                               env=env, capture_output=True, text=True, timeout=60)
+    assert installed.returncode == 0, installed.stderr
+    assert json.loads(installed.stdout) == asked
+    done = cli("decode-bound", "hardware_id=nvidia-gb200-nvl72", "model_id=illustrative-1t-moe")
+    assert done.exit_code == 0, done.stderr  # the names the command took before
+    assert json.loads(done.stdout) == asked
     # the API's defaults (precision, context, efficiency, region) and a repeated key as a list
     done = cli("batch", "hardware=nvidia-h100-sxm", "model=illustrative-100b", "batch=1", "batch=8")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert json.loads(done.stdout) == batch
     for args, said in [
             (["ridge", "hardwar=nvidia-h100-sxm"],
@@ -128,5 +133,5 @@ def test_calc_command_twin(full_warehouse):
             (["capacity", "params=1e9"], "capacity: "),
             (["ridges"], "unknown calculator 'ridges'; known: bandwidth-needed, batch, capacity")]:
         bad = cli(*args)
-        assert bad.returncode == 1 and "Traceback" not in bad.stderr, bad.stderr
+        assert bad.exit_code == 1 and "Traceback" not in bad.stderr, bad.stderr
         assert bad.stderr.startswith(f"PerfledgerError: {said}"), bad.stderr
