@@ -162,6 +162,8 @@ def not_modified(request: Request, headers: dict[str, str]) -> Response | None:
 
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # OWASP "CSV Injection"
+# The request headers a recorded answer depends on (the response cache's key).
+KEYED_HEADERS = (b"accept", b"accept-encoding", b"origin", b"if-none-match")
 
 
 def _cell(value: object, escape: bool) -> object:
@@ -270,14 +272,16 @@ class ResponseCache:
         if opened.id != self._snapshot:  # a new snapshot: nothing recorded still holds
             self._items, self.bytes = OrderedDict(), 0
             self._snapshot = opened.id
+        keyed = [name for name, _ in scope["headers"] if name in KEYED_HEADERS]
+        if len(keyed) != len(set(keyed)):  # a header sent twice: the app reads the first, a
+            return None  # key the last; such a request is answered, never recorded
         return self.request_key(opened.id, scope["path"], scope["query_string"],
                                 scope["headers"])
 
     def request_key(self, snapshot_id: str | None, path: str, query: bytes,
                     headers: list[tuple[bytes, bytes]]) -> bytes:
         """The 16-byte digest of a request as far as its answer depends on it."""
-        found = {name: value for name, value in headers
-                 if name in (b"accept", b"accept-encoding", b"origin", b"if-none-match")}
+        found = {name: value for name, value in headers if name in KEYED_HEADERS}
         encoding = found.get(b"accept-encoding", b"")
         origin = found.get(b"origin")
         parts = (str(snapshot_id).encode(), path.encode("utf-8", "surrogateescape"), query,
@@ -381,11 +385,17 @@ def list_response(request: Request, opened: Opened, *, total: int, rows: list[di
     return Response(body, media_type=MEDIA[Format.json], headers=headers)
 
 
-def item_response(request: Request, opened: Opened, payload: dict, max_age: int) -> Response:
-    """A single object: ``{"snapshot_id", ...payload}`` with the cache headers."""
+def item_response(request: Request, opened: Opened, payload: dict, max_age: int, *,
+                  journal: bool = False) -> Response:
+    """A single object: ``{"snapshot_id", ...payload}`` with the cache headers. A ``journal``
+    payload (the refresh runs, health) changes without a new snapshot: its ETag is its body's
+    digest and it has no Last-Modified, so a revalidation sees a failed refresh."""
     headers = cache_headers(request, opened, max_age)
+    body = dumps({"snapshot_id": opened.id, **payload})
+    if journal:
+        headers["ETag"] = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+        headers.pop("Last-Modified", None)
     cached = not_modified(request, headers)
     if cached is not None:
         return cached
-    return Response(dumps({"snapshot_id": opened.id, **payload}), media_type=MEDIA[Format.json],
-                    headers=headers)
+    return Response(body, media_type=MEDIA[Format.json], headers=headers)

@@ -152,12 +152,15 @@ def _absent(con) -> tuple[Callable[[str], str], Callable[[str], dict[str, str]]]
             lambda source: health.failed_parts(source, journal()))
 
 
-def render_item(request: Request, opened: Opened, payload: dict, *, memo: bool = False) -> Response:
+def render_item(request: Request, opened: Opened, payload: dict, *, memo: bool = False,
+                journal: bool = False) -> Response:
     """Render one object with the cache headers; ``memo`` lets the response cache keep it
-    (only for payloads computed from the snapshot and the query alone, never the run journal)."""
+    (only for payloads computed from the snapshot and the query alone); a ``journal`` payload
+    (read from the run journal) is validated by its body (``item_response``)."""
     if memo:
         mark_cacheable(request)
-    return item_response(request, opened, payload, settings_of(request).api_cache_max_age)
+    return item_response(request, opened, payload, settings_of(request).api_cache_max_age,
+                         journal=journal)
 
 
 AS_OF_RANGE = (datetime(1970, 1, 1, tzinfo=UTC), datetime(9999, 12, 30, tzinfo=UTC))

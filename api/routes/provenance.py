@@ -74,7 +74,7 @@ def list_refreshes(request: Request, q: Annotated[RefreshParams, Query()]) -> Re
     payload = health.refreshes(_runs(request), choice("status", q.status), q.limit)
     for row in payload["rows"]:
         row["links"] = {"validation": f"/v1/refreshes/{row['id']}/validation"}
-    return render_item(request, reader(request).get(), payload)
+    return render_item(request, reader(request).get(), payload, journal=True)
 
 
 @router.get("/v1/refreshes/{run_id}/validation", summary="Validation results of one refresh",
@@ -86,7 +86,7 @@ def refresh_validation(request: Request, run_id: Annotated[str, Path(
     payload = health.refresh_validation(_runs(request), run_id)
     if payload is None:
         raise HTTPException(404, f"no refresh {run_id!r}")
-    return render_item(request, reader(request).get(), payload)
+    return render_item(request, reader(request).get(), payload, journal=True)
 
 
 @router.get("/healthz", summary="Current snapshot, per-source freshness, validation summary",
@@ -106,7 +106,7 @@ def healthz(request: Request, _: NoQuery) -> Response:
         return JSONResponse(jsonable_encoder(payload), headers={"Cache-Control": "no-store"})
     payload = health.health(opened.id, opened.published_at, validation, _runs(request),
                             coverage, corrupt=reader(request).corrupt)
-    response = render_item(request, opened, payload)
+    response = render_item(request, opened, payload, journal=True)
     response.headers["Cache-Control"] = "no-store"  # freshness: never from a shared cache
     return response
 

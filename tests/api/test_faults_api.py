@@ -209,3 +209,20 @@ def test_kubernetes_examples_bound_the_refresh_and_describe_the_api():
     assert api["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert api["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert api["volumeMounts"][0]["readOnly"] is True
+
+
+def test_a_failed_refresh_is_seen_by_a_client_revalidating_health(full_copy, client_for):
+    """/healthz and /v1/refreshes read the run journal, which a failed refresh changes without
+    a new snapshot: their ETag is their body's, so the old one is not answered 304."""
+    tmp, sources = full_copy
+    client = client_for(make_settings(tmp, sources))
+    before = {url: client.get(url) for url in ("/healthz", "/v1/refreshes")}
+    assert before["/healthz"].json()["status"] == "ok"
+    broken = full_sources(tmp / "broken.toml", mlperf_rules='url = "http://127.0.0.1:9/x.adoc"')
+    assert refresh(make_settings(tmp, broken, http_retries=0)).status == "failed"
+    for url, old in before.items():
+        again = client.get(url, headers={"if-none-match": old.headers["etag"]})
+        assert again.status_code == 200 and again.headers["etag"] != old.headers["etag"], url
+        assert "last-modified" not in again.headers
+    assert client.get("/healthz").json()["status"] == "degraded"
+    assert client.get("/v1/refreshes").json()["total"] == before["/v1/refreshes"].json()["total"] + 1

@@ -423,3 +423,23 @@ def test_every_byte_an_entry_holds_counts_against_the_budget(full_copy, client_f
         assert r.status_code == 200
         assert _held(cache) <= cache.bytes <= 2**20
     assert len(cache._items) > 10
+
+
+@pytest.mark.parametrize("header, twice, plain, check", [
+    ("accept", ["text/csv", "application/json"], {},
+     lambda r: r.headers["content-type"].startswith("application/json")),
+    ("accept-encoding", ["gzip", "identity"], {"accept-encoding": "identity"},
+     lambda r: "content-encoding" not in r.headers),
+    ("if-none-match", ["<etag>", '"other"'], {"if-none-match": '"other"'},
+     lambda r: r.status_code == 200 and r.content)])
+def test_a_header_sent_twice_never_sets_another_clients_answer(full_copy, client_for, header,
+                                                              twice, plain, check):
+    """The application reads a repeated header's first value and a key would take its last:
+    such a request is answered but never recorded, so the next client's answer is its own."""
+    tmp, sources = full_copy
+    client = client_for(make_settings(tmp, sources))
+    url = "/v1/results?limit=3"
+    etag = client.get(url).headers["etag"]
+    sent = [(header, value.replace("<etag>", etag)) for value in twice]
+    assert client.get(url, headers=sent).status_code in (200, 304)
+    assert check(client.get(url, headers=plain))
