@@ -417,35 +417,43 @@ def calc(
             fail(PerfledgerError(f"{a!r}: inputs are key=value"))
         key = key.replace("-", "_")
         params.append((OLD_NAMES.get(key, key), value))
+    from fastapi.routing import APIRoute
+
+    from api.routes.calc import router
+
     name = OLD_NAMES.get(name, name)
-    status, body = asyncio.run(_ask_api(_settings(), f"/v1/calc/{name}", params))
-    if status == 404:
-        from fastapi.routing import APIRoute
-
-        from api.routes.calc import router
-
-        known = sorted(r.path.removeprefix(router.prefix + "/") for r in router.routes
-                       if isinstance(r, APIRoute))
+    known = sorted(r.path.removeprefix(router.prefix + "/") for r in router.routes
+                   if isinstance(r, APIRoute))
+    if name not in known:  # only a calculator's route is asked
         fail(PerfledgerError(f"unknown calculator {name!r}; known: {', '.join(known)}"))
+    status, body = asyncio.run(_ask_api(_settings(), f"{router.prefix}/{name}", params))
     if status != 200:
-        fail(PerfledgerError(f"{name}: {body['error']['message']}"))
-    typer.echo(json.dumps(body, indent=2))
+        try:
+            said = json.loads(body)["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            said = f"HTTP {status}"
+        fail(PerfledgerError(f"{name}: {said}"))
+    try:  # JSON, indented; another format asked for (format=csv) as it came
+        typer.echo(json.dumps(json.loads(body), indent=2))
+    except ValueError:
+        typer.echo(body, nl=False)
 
 
-async def _ask_api(s: Settings, path: str, params: list[tuple[str, str]]) -> tuple[int, dict]:
-    """GET ``path`` from the API app in this process (no server): its status and JSON body."""
+async def _ask_api(s: Settings, path: str, params: list[tuple[str, str]]) -> tuple[int, str]:
+    """GET ``path`` from the API app in this process (no server): its status and body (an
+    error inside the app is its 500 answer, as a server would give)."""
     import httpx
 
     from api.app import create_app
 
     api = create_app(s)
     try:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api),
-                                     base_url=s.public_url) as client:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(
+                app=api, raise_app_exceptions=False), base_url=s.public_url) as client:
             reply = await client.get(path, params=tuple(params))
     finally:
         api.state.reader.close()
-    return reply.status_code, reply.json()
+    return reply.status_code, reply.text
 
 
 from cli.imports import import_command  # noqa: E402 - its own module; registered here

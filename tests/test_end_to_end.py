@@ -86,7 +86,7 @@ def test_bad_sources_file_is_one_line_error(tmp_path):
     assert done.stderr.startswith("ConfigError: ") and "[mlperf.rounds]" in done.stderr
 
 
-def test_calc_command_twin(full_warehouse):
+def test_calc_command_twin(full_warehouse, monkeypatch):
     """`perfledger calc NAME k=v…` answers what /v1/calc/NAME?k=v… answers on the same
     snapshot, with the API's defaults and the API's words for a wrong input."""
     import json
@@ -131,7 +131,18 @@ def test_calc_command_twin(full_warehouse):
               "context=abc"], "decode-bound: context: Input should be a valid integer"),
             (["speculative", "gamma=4"], "speculative: alpha: Field required"),
             (["capacity", "params=1e9"], "capacity: "),
-            (["ridges"], "unknown calculator 'ridges'; known: bandwidth-needed, batch, capacity")]:
+            (["ridges"], "unknown calculator 'ridges'; known: bandwidth-needed, batch, capacity"),
+            (["../../v1/sources"], "unknown calculator '../../v1/sources'")]:  # calculators only
         bad = cli(*args)
         assert bad.exit_code == 1 and "Traceback" not in bad.stderr, bad.stderr
         assert bad.stderr.startswith(f"PerfledgerError: {said}"), bad.stderr
+    table = cli("grid", "format=csv")  # another format, as the API sends it
+    assert table.exit_code == 0 and table.stdout.startswith("hardware,model,"), table.stderr
+    from warehouse.figures import calc_inputs
+
+    def broken(con, **kw):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(calc_inputs, "ridge", broken)  # the API's 500, not a traceback
+    crashed = cli("ridge", "hardware=nvidia-h100-sxm")
+    assert crashed.exit_code == 1 and crashed.stderr.startswith("PerfledgerError: ridge: ")
