@@ -82,8 +82,9 @@ def check_statement(ctx: LoadContext, stated: Statement) -> tuple[Statement, tup
     models = _known(ctx, "SELECT model_family FROM mlperf_result UNION SELECT id FROM "
                          "model_shape UNION SELECT target_id FROM inferencex_alias")
     found = models.get(stated.model.strip().lower())
-    return (replace(stated, accelerator=accelerators[stated.accelerator.lower()]),
-            (found, "mapped") if found else (stated.model.strip(), "unmapped"))
+    model = (found, "mapped") if found else (stated.model.strip(), "unmapped")
+    return replace(stated, accelerator=accelerators[stated.accelerator.lower()],
+                   model=model[0]), model
 
 
 def _rows(parsed: Parsed, raw: Raw, ids: dict, stated: Statement, model: str) -> list[dict]:
@@ -143,11 +144,13 @@ def _import_one(ctx: LoadContext, path: Path, stated: Statement,
         raise ResultFileError(f"already imported as {b['id']} with {b['gpus']} x "
                               f"{b['accelerator_id']} and model {b['model']}; remove it first "
                               f"(perfledger import --remove {b['id']})", file=name)
-    if before:
+    if before and before[0]["accelerator_id"] == stated.accelerator:
         return {**entry, "status": "unchanged", "runs": before[0]["runs"],
                 "tool": before[0]["tool"]}
     parsed = detect.read(name, body)
     ctx.changing()
+    if before:  # stored with the accelerator as typed (before ids were canonical): again
+        ctx.con.execute("DELETE FROM self_observation WHERE import_id = ?", [entry["import_id"]])
     runs = _store(ctx, raw, parsed, stated, model)
     return {**entry, "status": "imported", "runs": runs, "tool": parsed.tool,
             "tool_version": parsed.tool_version, "schema_version": parsed.schema_version}

@@ -127,6 +127,28 @@ def test_the_accelerator_is_stored_as_the_warehouse_spells_it(settings):
         ("nvidia-h100-sxm",)]
     again = refresh(settings, specs=[import_spec([VLLM], Statement("nvidia-h100-sxm", 8, "m"))])
     assert again.status == "unchanged"
+    # the model likewise: the same command twice is one import, whatever its case
+    for _ in range(2):
+        typed = refresh(settings, specs=[import_spec([SGLANG], Statement(
+            "nvidia-h100-sxm", 8, "GPT-OSS-120B"))])
+    assert typed.status == "unchanged", typed.message
+
+
+def test_an_import_stored_with_the_accelerator_as_typed_is_stored_again(settings):
+    """Imports made before ids were stored as the warehouse spells them: importing the same
+    bytes again stores their runs with the id, so they find prices and filters."""
+    assert refresh(settings, specs=[import_spec([VLLM], H100)]).status == "published"
+    ref = Layout(settings.data_path).read_current()
+    with duckdb.connect(str(ref.path)) as old:  # as an earlier version stored it
+        for table in ("self_import", "self_observation"):
+            old.execute(f"UPDATE {table} SET accelerator_id = 'NVIDIA-H100-SXM'")  # noqa: S608
+    report = refresh(settings, specs=[import_spec([VLLM], H100)])
+    assert report.status == "published", report.as_dict()
+    assert report.sources[0].details["files"][0]["status"] == "imported"
+    con = current(settings)
+    for table in ("self_import", "self_observation"):
+        assert con.execute(f"SELECT DISTINCT accelerator_id FROM {table}").fetchall() == [  # noqa: S608
+            ("nvidia-h100-sxm",)], table
 
 
 def test_an_unknown_accelerator_publishes_nothing(settings):
