@@ -192,19 +192,17 @@ def batch_tradeoff(con, *, hardware_id: str | None, model_id: str | None, precis
 def _sku_price(con: duckdb.DuckDBPyConnection, sku: str, region: str,
                hardware_id: str | None) -> Input:
     """The current on-demand Linux price of ``sku`` in ``region`` for the accelerators of
-    ``hardware_id``: the VM's price x the hardware's accelerators / the VM's (accelerator_alias)
+    ``hardware_id``: the VM's price x the hardware's accelerators / the VM's (price_catalog)
     where they differ, said in the note; the VM's own price otherwise."""
     price = current_price(con, sku, region)
     if price is None:
         raise QueryError(f"no current on-demand Linux price for {sku} in {region}", param="sku")
-    value, note = price["hourly_price"], f"{sku}, {region}"
-    rows = con.execute("SELECT count FROM accelerator_alias WHERE kind = 'azure_sku' AND "
-                       "lower(alias) = lower(?) AND count IS NOT NULL", [sku]).fetchall()
+    value, note, vm = price["hourly_price"], f"{sku}, {region}", int(price["accelerators"] or 0)
     has = int(hardware(con, hardware_id)["accelerators"].value or 1) if hardware_id else None
-    if rows and has is not None and rows[0][0] != has:
-        value = value * has / rows[0][0]
-        note += (f": {price['hourly_price']} USD/hour for its {rows[0][0]} accelerators, "
-                 f"x {has}/{rows[0][0]} for the {has} of {hardware_id}")
+    if vm and has is not None and vm != has:
+        value = value * has / vm
+        note += (f": {price['hourly_price']} USD/hour for its {vm} accelerators, "
+                 f"x {has}/{vm} for the {has} of {hardware_id}")
     return Input(value, "USD/hour", "list_price", "warehouse", price["source_snapshot_id"], note)
 
 
