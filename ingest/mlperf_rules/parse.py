@@ -43,13 +43,8 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().lstrip("|").split("|")]
 
 
-def parse(raw: Raw, *, snapshot_id: str) -> Iterator[dict]:
-    """Yield one ``benchmark_rule`` row per (model, scenario) limit in the document."""
-    try:
-        text = raw.body.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ParseError(f"{SOURCE}: not UTF-8 text at byte {e.start}", source=SOURCE) from None
-    lines = text.splitlines()
+def _speculative(lines: list[str]) -> dict[tuple[str, str], str]:
+    """The speculative-decoding allowances of the document's appendix, per (model, scenario)."""
     speculative: dict[tuple[str, str], str] = {}
     in_spec = False
     for line in lines:
@@ -62,7 +57,17 @@ def parse(raw: Raw, *, snapshot_id: str) -> Iterator[dict]:
             if len(cells) >= 4 and cells[0].lower() != "benchmark":
                 scenario = "Interactive" if "interactive" in cells[1].lower() else cells[1]
                 speculative[(normalise_model(cells[0]), scenario)] = f"{cells[2]}; {cells[3]}"
+    return speculative
 
+
+def parse(raw: Raw, *, snapshot_id: str) -> Iterator[dict]:
+    """Yield one ``benchmark_rule`` row per (model, scenario) limit in the document."""
+    try:
+        text = raw.body.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ParseError(f"{SOURCE}: not UTF-8 text at byte {e.start}", source=SOURCE) from None
+    lines = text.splitlines()
+    speculative = _speculative(lines)
     prefix = raw.sha256[:12]
     found = 0
     for number, line in enumerate(lines, start=1):

@@ -64,12 +64,12 @@ COUNT_BASES = {
 }
 
 
-def observation_sql(relation: str) -> str:
-    """SELECT every column of ``relation`` (inferencex_observation's columns) with the GPU
-    counts, the per-every-GPU figures, the physical ratio and the broken invariants."""
-    tol, (lo, hi) = TOLERANCE, PHYSICAL_RANGE
-    return f"""
-WITH o0 AS (
+def _gpu_count_ctes(relation: str) -> str:
+    """The CTEs o0..o3 over ``relation``: the published figures under short names, whether a
+    disaggregated row's published counts reconcile, and else the prefill/decode split solved
+    from the publisher's invariant; the GPUs every figure is divided by, with its basis."""
+    tol = TOLERANCE
+    return f"""o0 AS (
     SELECT o.*, o.input_tput_per_prefill_gpu AS i_, o.output_tput_per_decode_gpu AS o_,
            o.tput_per_gpu AS t_, o.num_prefill_gpu AS p_, o.num_decode_gpu AS d_,
            o.disagg IS TRUE AS dis_
@@ -102,7 +102,15 @@ o3 AS (
              WHEN is_multinode THEN {_lit(COUNT_BASES["multinode"])}
              ELSE {_lit(COUNT_BASES["aggregated"])} END AS gpu_count_basis
     FROM o2
-),
+)"""  # noqa: S608 - the relation is the code's own
+
+
+def observation_sql(relation: str) -> str:
+    """SELECT every column of ``relation`` (inferencex_observation's columns) with the GPU
+    counts, the per-every-GPU figures, the physical ratio and the broken invariants."""
+    tol, (lo, hi) = TOLERANCE, PHYSICAL_RANGE
+    return f"""
+WITH {_gpu_count_ctes(relation)},
 o4 AS (
     SELECT *,
         CASE WHEN dis_ THEN i_ * prefill_gpus / gpus ELSE i_ END AS input_tput_per_gpu,
