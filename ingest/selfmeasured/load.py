@@ -68,10 +68,10 @@ def _known(ctx: LoadContext, sql: str) -> dict[str, str]:
     return {str(r[0]).lower(): str(r[0]) for r in ctx.reader.execute(sql).fetchall() if r[0]}
 
 
-def check_statement(ctx: LoadContext, stated: Statement) -> tuple[Statement, tuple[str, str]]:
-    """The statement with the accelerator's id as the warehouse spells it (every join and filter
-    compares ids as stored), and the model as stored with its mapping; refuses an unknown
-    accelerator or a bad count."""
+def check_statement(ctx: LoadContext, stated: Statement) -> tuple[Statement, str]:
+    """The statement with the accelerator's id and the model as the warehouse spells them
+    (every join and filter compares them as stored), and the model's mapping (mapped or
+    unmapped); refuses an unknown accelerator or a bad count."""
     if stated.count < 1:
         raise ImportRefused(f"--count must be at least 1 (got {stated.count})")
     accelerators = _known(ctx, "SELECT id FROM hardware UNION SELECT accelerator_id FROM "
@@ -82,15 +82,14 @@ def check_statement(ctx: LoadContext, stated: Statement) -> tuple[Statement, tup
     models = _known(ctx, "SELECT model_family FROM mlperf_result UNION SELECT id FROM "
                          "model_shape UNION SELECT target_id FROM inferencex_alias")
     found = models.get(stated.model.strip().lower())
-    model = (found, "mapped") if found else (stated.model.strip(), "unmapped")
     return replace(stated, accelerator=accelerators[stated.accelerator.lower()],
-                   model=model[0]), model
+                   model=found or stated.model.strip()), "mapped" if found else "unmapped"
 
 
-def _rows(parsed: Parsed, raw: Raw, ids: dict, stated: Statement, model: str) -> list[dict]:
+def _rows(parsed: Parsed, raw: Raw, ids: dict, stated: Statement) -> list[dict]:
     common = {"import_id": ids["import"], "tool": parsed.tool,
               "tool_version": parsed.tool_version, "schema_version": parsed.schema_version,
-              "file_name": ids["file"], "file_sha256": raw.sha256, "model": model,
+              "file_name": ids["file"], "file_sha256": raw.sha256, "model": stated.model,
               "accelerator_id": stated.accelerator, "gpus": stated.count,
               "framework": stated.framework or UNSTATED,
               "precision": stated.precision or UNSTATED, "note": stated.note,
@@ -108,7 +107,7 @@ def _rows(parsed: Parsed, raw: Raw, ids: dict, stated: Statement, model: str) ->
 
 
 def _store(ctx: LoadContext, raw: Raw, parsed: Parsed, stated: Statement,
-           model: tuple[str, str]) -> int:
+           mapping: str) -> int:
     """Write one parsed file: raw bytes, source snapshot, runs and the import record."""
     import_id = raw.sha256[:16]
     snapshot = ctx.record(raw, kind="result_file", label=import_id,
@@ -119,16 +118,16 @@ def _store(ctx: LoadContext, raw: Raw, parsed: Parsed, stated: Statement,
     insert_rows(ctx.con, "self_import", [{
         "id": import_id, "file_name": name, "file_sha256": raw.sha256, "tool": parsed.tool,
         "tool_version": parsed.tool_version, "schema_version": parsed.schema_version,
-        "runs": len(parsed.runs), "model": model[0], "model_mapping": model[1],
+        "runs": len(parsed.runs), "model": stated.model, "model_mapping": mapping,
         "accelerator_id": stated.accelerator, "gpus": stated.count,
         "framework": stated.framework or UNSTATED, "precision": stated.precision or UNSTATED,
         "note": stated.note, "imported_at": raw.fetched_at,
         "imported_by_run": ctx.stage.snapshot_id, "source_snapshot_id": snapshot}])
-    return insert_rows(ctx.con, "self_observation", _rows(parsed, raw, ids, stated, model[0]))
+    return insert_rows(ctx.con, "self_observation", _rows(parsed, raw, ids, stated))
 
 
 def _import_one(ctx: LoadContext, path: Path, stated: Statement,
-                model: tuple[str, str]) -> dict:
+                mapping: str) -> dict:
     """Import one file; its entry in the run's report (status, runs, import id, error)."""
     name = path.name
     try:
@@ -151,18 +150,18 @@ def _import_one(ctx: LoadContext, path: Path, stated: Statement,
     ctx.changing()
     if before:  # stored with the accelerator as typed (before ids were canonical): again
         ctx.con.execute("DELETE FROM self_observation WHERE import_id = ?", [entry["import_id"]])
-    runs = _store(ctx, raw, parsed, stated, model)
+    runs = _store(ctx, raw, parsed, stated, mapping)
     return {**entry, "status": "imported", "runs": runs, "tool": parsed.tool,
             "tool_version": parsed.tool_version, "schema_version": parsed.schema_version}
 
 
 def load_files(ctx: LoadContext, *, paths: list[Path], stated: Statement) -> None:
     """Import every file: good files are stored, bad ones reported; never one half-stored."""
-    stated, model = check_statement(ctx, stated)
+    stated, mapping = check_statement(ctx, stated)
     files, written = [], 0
     for path in paths:
         try:
-            entry = _import_one(ctx, path, stated, model)
+            entry = _import_one(ctx, path, stated, mapping)
         except ResultFileError as e:
             entry = {"file": path.name, "status": "refused", "error": str(e)}
             ctx.outcome.stale[path.name] = str(e)
@@ -170,7 +169,7 @@ def load_files(ctx: LoadContext, *, paths: list[Path], stated: Statement) -> Non
         files.append(entry)
         written += entry["runs"] if entry["status"] == "imported" else 0
     ctx.outcome.details["files"] = files
-    ctx.outcome.details["model_mapping"] = model[1]
+    ctx.outcome.details["model_mapping"] = mapping
     ctx.outcome.finish(written)
 
 
