@@ -32,7 +32,7 @@ from api.routes import (
     provenance,
     results,
 )
-from api.snapshot import PINNED, Opened, SnapshotReader
+from api.snapshot import ANSWERING, PINNED, Opened, SnapshotReader
 from warehouse.settings import Settings
 from warehouse.storage.store import Layout
 
@@ -58,7 +58,11 @@ class PerfledgerAPI(FastAPI):
     response_cache: ResponseCache
 
     async def __call__(self, scope, receive, send) -> None:
-        await self.response_cache(scope, receive, send)
+        held = ANSWERING.set([])  # this request's snapshot, once it reads one
+        try:
+            await self.response_cache(scope, receive, send)
+        finally:
+            ANSWERING.reset(held)
 
     async def compute(self, scope, receive, send) -> None:
         await super().__call__(scope, receive, send)

@@ -260,6 +260,11 @@ class Opened:
 # The snapshot a warm-up's requests answer from (``SnapshotReader.warm``), whatever is current.
 PINNED: ContextVar[Opened | None] = ContextVar("perfledger_pinned_snapshot", default=None)
 
+# The snapshot one request answers from: the first it read, held for the rest of the request
+# (the app gives each request an empty holder), so a publish between two of its reads (the
+# response cache's key and the route's rows, or a route's two looks) never mixes snapshots.
+ANSWERING: ContextVar[list[Opened] | None] = ContextVar("perfledger_answering", default=None)
+
 
 class SnapshotReader:
     """Holds a read-only connection to the current snapshot and swaps it after a publish.
@@ -305,10 +310,20 @@ class SnapshotReader:
         return Opened(ref, con, served_db=SERVED_DB)
 
     def get(self) -> Opened:
-        """The snapshot to answer this request from."""
+        """The snapshot to answer this request from: a warm-up's (``PINNED``), else the one
+        this request read first (``ANSWERING``), else the current one."""
         pinned = PINNED.get()
         if pinned is not None:
             return pinned
+        held = ANSWERING.get()
+        if held:
+            return held[0]
+        opened = self._current_one()
+        if held is not None:
+            held.append(opened)
+        return opened
+
+    def _current_one(self) -> Opened:
         now = time.monotonic()
         current = self._current
         if current is not None and now - self._checked < self.check_interval:

@@ -214,3 +214,31 @@ def test_cached_answers_follow_the_snapshot_and_never_mix_as_of(full_copy, clien
         then = client.get("/v1/results", params={"limit": 1, "sort": "id", "as_of": published}).json()
         assert then["rows"][0]["notes"] != "edited" and then["snapshot_id"] == first.json()["snapshot_id"]
     assert client.get(url).json()["rows"][0]["notes"] == "edited"
+
+
+def test_one_request_answers_from_the_one_snapshot_it_read_first(full_copy, client_for):
+    """A publish between two reads of one request (here: right after its first) mixes nothing:
+    /v1/costs takes its default bases and its rows (and the response cache its key) from the
+    snapshot the request read first; the next request reads the new one."""
+    from tests.api.test_corrupt_snapshot import _second_snapshot
+    from tests.conftest import make_settings
+
+    tmp, sources = full_copy
+    client = client_for(make_settings(tmp, sources))
+    old = client.get("/v1/results?limit=1").json()["snapshot_id"]
+    reader = client.app.state.reader
+    read = reader.get
+    published: list[str] = []
+
+    def publish_after_the_first_read():
+        opened = read()
+        if not published:
+            published.append(_second_snapshot(tmp)[1])
+        return opened
+
+    reader.get = publish_after_the_first_read
+    first = client.get("/v1/costs?model=deepseek-r1")
+    assert first.status_code == 200 and published
+    assert first.json()["snapshot_id"] == first.headers["x-snapshot-id"] == old
+    after = client.get("/v1/costs?model=deepseek-r1")
+    assert after.json()["snapshot_id"] == after.headers["x-snapshot-id"] == published[0] != old
