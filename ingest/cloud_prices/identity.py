@@ -58,7 +58,7 @@ class RulesFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     rules: list[Rule]
-    gcp_hosts: dict[str, str] = {}
+    gcp_hosts: dict[str, list[str]] = {}
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,10 @@ Columns are read by name (their order differs per cloud). Each CSV row gives an 
 (``Price``) and a spot row (``SpotPrice``); an empty price is no price; a spot price of 0 is
 "no spot" (skipped); $0 on demand and GCP's 700.0 TPU placeholder are refused (kept with the
 reason, never a price). GCP bills an A2/A3 host and its GPUs as two rows: the GPU row (no
-InstanceType) is added to its host's row (``gcp_hosts`` of the rules file). A malformed file
-fails with the file, line and column named.
+InstanceType) is added to its host's row (``gcp_hosts`` of the rules file); a GPU row with no
+host row is a GPU's price alone, never an instance's (refused: ``gpu_only``). Azure's
+``_Promo`` sizes carry their base size's Low Priority price (SkyPilot's fetch_azure joins
+them so), a low_priority offer. A malformed file fails with the file, line and column named.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from warehouse.exceptions import ParseError
 from warehouse.model.vocabulary import CatalogSentinel, Evidence, Offer
 
 SOURCE = "cloud_prices"
-PARSER_VERSION = "skypilot-catalog-v8/1"
+PARSER_VERSION = "skypilot-catalog-v8/2"
 REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region")
 NUMBERS = ("AcceleratorCount", "vCPUs", "MemoryGiB", "Price", "SpotPrice")
 PLACEHOLDER = 700.0  # GCP writes it for TPU slices it has no price for
@@ -73,26 +75,38 @@ def _number(text: str, where: str, line: int, column: str) -> float | None:
     return value
 
 
-def _sum_gcp_hosts(records: list[tuple[int, dict]], hosts: dict[str, str],
+def _sum_gcp_hosts(records: list[tuple[int, dict]], hosts: dict[str, list[str]],
                    notes: list[str]) -> list[tuple[int, dict]]:
-    """GCP: each GPU row added to its host row (same region and zone); the GPU row goes."""
+    """GCP: each GPU row added to its host row (same region and zone); the GPU row goes. A
+    GPU row with no host row stays, marked ``gpu_only``."""
     by_host = {(r["InstanceType"], r["Region"], r.get("AvailabilityZone")): r
                for _, r in records if r["InstanceType"]}
     kept: list[tuple[int, dict]] = []
+    hostless: dict[str, int] = {}  # accelerator name -> GPU rows with no host family
     for line, r in records:
-        family = hosts.get(r["AcceleratorName"]) if not r["InstanceType"] else None
-        host = by_host.get((f"{family}-{int(r['AcceleratorCount'] or 0)}g", r["Region"],
-                            r.get("AvailabilityZone"))) if family else None
-        if family and host is None:
-            notes.append(f"line {line}: {r['AcceleratorName']} x{r['AcceleratorCount']} in "
-                         f"{r.get('AvailabilityZone') or r['Region']} has no {family} host row")
+        name = r["AcceleratorName"]
+        gpu = not r["InstanceType"] and bool(name) and not name.lower().startswith("tpu-")
+        families = hosts.get(name, []) if gpu else []
+        count, zone = int(r["AcceleratorCount"] or 0), r.get("AvailabilityZone")
+        host = next((by_host[k] for k in ((f"{f}-{count}g", r["Region"], zone) for f in families)
+                     if k in by_host), None)
+        if families and host is None:
+            notes.append(f"line {line}: {name} x{r['AcceleratorCount']} in "
+                         f"{zone or r['Region']} has no {' or '.join(families)} host row")
+        elif gpu and host is None:
+            hostless[name] = hostless.get(name, 0) + 1
         if host is None:
+            r["gpu_only"] = gpu
             kept.append((line, r))
             continue
         host["AcceleratorName"], host["AcceleratorCount"] = r["AcceleratorName"], r["AcceleratorCount"]
         host["gpu_part"] = r["Price"]
         host["Price"] = _add(host["Price"], r["Price"])
         host["SpotPrice"] = _add(host["SpotPrice"], r["SpotPrice"])
+    if hostless:
+        notes.append(f"GPU rows with no host family in gcp_hosts, a GPU's price alone and so "
+                     f"no instance's (refused: gpu_only): "
+                     f"{', '.join(f'{n} {k}' for k, n in sorted(hostless.items()))}")
     return kept
 
 
@@ -100,11 +114,13 @@ def _add(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a + b
 
 
-def _refused(price: float, name: str) -> str | None:
+def _refused(price: float, name: str, gpu_only: bool) -> str | None:
     if price == 0:
         return CatalogSentinel.zero
     if price == PLACEHOLDER and name.lower().startswith("tpu-"):
         return CatalogSentinel.placeholder_700
+    if gpu_only:
+        return CatalogSentinel.gpu_only
     return None
 
 
@@ -118,10 +134,12 @@ def parse(body: bytes, *, cloud: str, commit: str, rules: Rules, snapshot_id: st
     for line, r in records:
         name = r["AcceleratorName"] or None
         m = rules.match(cloud, r["InstanceType"], name, r["AcceleratorCount"], r.get("GpuInfo"))
-        for offer, price in ((Offer.on_demand, r["Price"]), (Offer.spot, r.get("SpotPrice"))):
+        promo = cloud == "azure" and r["InstanceType"].endswith("_Promo")
+        for offer, price in ((Offer.low_priority if promo else Offer.on_demand, r["Price"]),
+                             (Offer.spot, r.get("SpotPrice"))):
             if price is None or (offer == Offer.spot and price == 0):
                 continue  # no price published; spot 0.00 is the catalog's "no spot"
-            refused = _refused(price, name or "")
+            refused = _refused(price, name or "", r.get("gpu_only", False))
             key = hashlib.sha256("\x1f".join(str(p) for p in (
                 cloud, r["InstanceType"], name, r["Region"], r.get("AvailabilityZone"), offer))
                 .encode()).hexdigest()[:16]

@@ -20,10 +20,10 @@ T = "cloud_price"
 def rules() -> list[Rule]:
     """The cloud_price rules."""
     return [
-        in_set("cloud_price: offer is on_demand or spot", T, "offer", CATALOG_OFFERS),
+        in_set("cloud_price: offer is on_demand, spot or low_priority", T, "offer", CATALOG_OFFERS),
         in_set("cloud_price: accelerator match is in the vocabulary", T, "accelerator_match",
                CLOUD_MATCHES),
-        rows("cloud_price: a refused sentinel ($0, GCP's 700.0) is never a price", T,
+        rows("cloud_price: a refused sentinel ($0, GCP's 700.0, a GPU with no host) is never a price", T,
              "SELECT id, cloud, instance_type, region, offer, published_price, refused "
              "FROM {batch} WHERE (refused IS NOT NULL AND hourly_price IS NOT NULL) "
              "OR hourly_price = 0 OR (hourly_price = 700.0 AND accelerator_name ILIKE 'tpu-%')"),

@@ -452,7 +452,8 @@ SELECT c.id, c.price_key, c.instance_type AS arm_sku_name, c.region AS arm_regio
        c.valid_from AS effective_start, c.valid_from, c.valid_to, c.first_seen_at,
        c.last_seen_at, c.listed, c.evidence, c.source_snapshot_id, c.cloud AS provider,
        'cloud_prices' AS price_source, c.zone, c.accelerator_id, c.accelerators,
-       c.hourly_price / c.accelerators AS price_per_accelerator_hour
+       CASE WHEN c.accelerator_match = 'mapped' THEN c.hourly_price / c.accelerators
+       END AS price_per_accelerator_hour
 FROM cloud_price c
 """)
 

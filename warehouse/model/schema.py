@@ -405,7 +405,7 @@ class CloudPriceBase(SQLModel):
     hourly_price: float | None = Num("USD per instance-hour; NULL when refused.")
     published_price: float | None = Num("The price the catalog writes (GCP host+GPU: their sum).")
     gpu_part: float | None = Num("GCP: the GPU row's price summed into this host's price; NULL elsewhere.")
-    refused: str | None = F("Why the published price is not a price: zero or placeholder_700; NULL when priced.")
+    refused: str | None = F("Why the published price is not a price: zero, placeholder_700 or gpu_only; NULL when priced.")
     catalog_commit: str = F("skypilot-catalog commit (40 hex) the file was read at.")
     catalog_line: int = F("Line of the CSV the row was read from (1 = header).")
     valid_from: datetime = F("When this version was first observed (a backfill: the commit's date).")

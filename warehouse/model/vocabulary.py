@@ -219,7 +219,8 @@ PRICE_SOURCES = ("azure_prices", "cloud_prices")  # where a price_catalog row wa
 # placeholders it writes where a cloud publishes no price (refused, kept with the reason), how
 # a (cloud, instance type) was mapped to an accelerator, and the move between two versions of
 # one price past which the refresh flags it (x or 1/x).
-CATALOG_OFFERS = (Offer.on_demand.value, Offer.spot.value)
+# (low_priority: Azure _Promo sizes, which carry their base size's Low Priority price)
+CATALOG_OFFERS = (Offer.on_demand.value, Offer.spot.value, Offer.low_priority.value)
 
 
 class CatalogSentinel(StrEnum):
@@ -227,6 +228,7 @@ class CatalogSentinel(StrEnum):
 
     zero = "zero"                   # $0: an unpriced size (Azure H100 sizes, for one)
     placeholder_700 = "placeholder_700"  # GCP's 700.0 written for TPUs with no price
+    gpu_only = "gpu_only"           # GCP: a GPU's own price with no host VM row to add it to
 
 
 class CloudMatch(StrEnum):

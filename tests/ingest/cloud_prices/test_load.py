@@ -76,7 +76,7 @@ def test_trust_checks_report_sentinels_with_samples(published):
     by_rule = {v["expectation"]: v for v in report.validation}
     sentinels = by_rule["cloud_price: sentinels refused (kept unpriced, listed here)"]
     assert sentinels["severity"] == "warning" and sentinels["unexpected_count"] == 5
-    assert by_rule["cloud_price: a refused sentinel ($0, GCP's 700.0) is never a price"]["success"]
+    assert by_rule["cloud_price: a refused sentinel ($0, GCP's 700.0, a GPU with no host) is never a price"]["success"]
     con = snapshot(tmp)
     assert con.execute("SELECT count(*) FROM cloud_price WHERE hourly_price = 700").fetchone() == (0,)
 

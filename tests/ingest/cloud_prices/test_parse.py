@@ -74,14 +74,17 @@ def test_azure_variants_counts_and_empty_prices():
     # "Standard_NC16ads_A10_v4 … eastus" has no prices at all; the K80 promo no spot price
     assert not [r for r in rs if r["instance_type"] == "Standard_NC16ads_A10_v4"
                 and r["region"] == "eastus"]
-    assert [r["offer"] for r in rs if r["instance_type"] == "Standard_NC24_Promo"] == ["on_demand"]
+    # SkyPilot's fetch_azure joins a _Promo size to its base size's "Low Priority" price rows:
+    # the promo's price is a low-priority one, never on demand
+    assert [r["offer"] for r in rs if r["instance_type"] == "Standard_NC24_Promo"] == \
+        ["low_priority"]
     assert by(rs, "Basic_A0", "centralus")["accelerator_match"] == "none"
     # NV16as_v4 rents half an MI25 (Microsoft Learn, NVv4-series: 1/2) where the catalog says 1;
     # only the whole-GPU NV32as_v4 maps, so it stays unmapped. The K80 promo's 4 are Azure's
     # half-card GPUs
     mi25 = by(rs, "Standard_NV16as_v4", "eastus")
     assert (mi25["accelerator_match"], mi25["accelerator_id"]) == ("unmapped", None)
-    k80 = by(rs, "Standard_NC24_Promo", "southcentralus")
+    k80 = by(rs, "Standard_NC24_Promo", "southcentralus", "low_priority")
     assert (k80["accelerators"], k80["accelerator_id"]) == (4.0, "nvidia-k80")
 
 
@@ -151,3 +154,27 @@ def test_malformed_file_names_file_line_and_column(mangle, message):
     with pytest.raises(ParseError) as e:
         rows("vast", mangle(body))
     assert message in str(e.value)
+
+
+def test_a100_x16_on_its_megagpu_host_and_a_gpu_row_with_no_host_is_no_price():
+    # Real lines of the same file (gcp/vms.csv at 006059e0): an A100 x16 GPU row beside its
+    # a2-megagpu-16g host, and an L4 row (L4s run on G2 hosts SkyPilot picks at launch; the
+    # file has no host row for them): a GPU's price alone is no instance's price.
+    body, _ = sample("gcp")
+    real = (b"a2-megagpu-16g,96.0,1360.0,,,,us-central1,us-central1-a,8.79698,4.39824\n"
+            b",,,A100,16,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 40960}}]},us-central1,"
+            b"us-central1-a,46.94253,22.9456\n"
+            b",,,L4,1,{'Gpus': [{'MemoryInfo': {'SizeInMiB': 24576}}]},asia-east1,"
+            b"asia-east1-a,0.64847,0.2311\n")
+    notes: list[str] = []
+    rs = rows("gcp", body + real, notes)
+    mega = by(rs, "a2-megagpu-16g", "us-central1")
+    assert (mega["accelerator_id"], mega["accelerators"]) == ("nvidia-a100-40gb", 16.0)
+    assert mega["hourly_price"] / mega["accelerators"] == pytest.approx((8.79698 + 46.94253) / 16)
+    l4 = [r for r in rs if r["accelerator_name"] == "L4"]
+    assert sorted((r["offer"], r["refused"], r["hourly_price"], r["published_price"])
+                  for r in l4) == [("on_demand", "gpu_only", None, 0.64847),
+                                   ("spot", "gpu_only", None, 0.2311)]
+    assert not [r for r in rs if r["accelerator_name"] == "A100" and not r["instance_type"]]
+    assert notes == ["GPU rows with no host family in gcp_hosts, a GPU's price alone and so no "
+                     "instance's (refused: gpu_only): 1 L4"]
