@@ -22,7 +22,7 @@ from api.params import (
     listed,
     vocab,
 )
-from api.routes.common import parse_as_of, reader, render_list
+from api.routes.common import parse_as_of, reader, render_list, snapshot
 from warehouse import queries
 from warehouse.exceptions import QueryError
 from warehouse.figures.derived import PRICED_EVIDENCE
@@ -70,8 +70,9 @@ class CostParams(ResultParams):
                                     "and/or assumed (rates); default both.")
     rate: list[Annotated[str, Field(json_schema_extra={"pattern": RATE})]] | None = Field(None, description=(
         "Assumed USD per accelerator-hour (> 0; repeatable or comma-separated): a flat rate for "
-        "every accelerator (10), or one accelerator's (nvidia-b200-sxm-180gb:6); default 5, 10 "
-        "and 15 when no flat rate is given."))
+        "every accelerator (10), or one accelerator's (nvidia-b200-sxm-180gb:6, named as "
+        "accelerator= names it), which prices that accelerator's rows alone; default 5, 10 and "
+        "15 when no rate is given."))
     region: str = Field("eastus2", description="Azure region for list prices (not with "
                         "provider).")
     provider: list[str] | None = Field(None, description=(
@@ -103,6 +104,8 @@ def costs(request: Request, q: Annotated[CostParams, Query()]) -> Response:
     os = check_choice("os", [q.os], CHOICES["os"])[0]
     statuses = choice("price_status", q.price_status)
     rates, per_accelerator = _rates(listed(q.rate))
+    if per_accelerator:
+        per_accelerator = _resolved(request, per_accelerator)
     providers = listed(q.provider)
     query = queries.costs_query(
         q.filters(), bases=bases, rates=rates, accelerator_rates=per_accelerator,
@@ -128,6 +131,25 @@ def _rates(given: list[str]) -> tuple[list[float], dict[str, float]]:
         else:
             flat.append(rate)
     return (flat or ([] if per else list(ASSUMED_RATES))), per
+
+
+def _resolved(request: Request, per: dict[str, float]) -> dict[str, float]:
+    """Per-accelerator rates keyed by the ids their names resolve to (as ``accelerator=``
+    resolves them); a name no accelerator of the snapshot answers to is a 422 naming it."""
+    out: dict[str, float] = {}
+    with snapshot(request) as (_, con):
+        aliases = queries.accelerator_aliases(con)
+        known = {i for i, _ in aliases}
+        for name, rate in per.items():
+            try:
+                ids = queries.resolve_accelerators(con, (name,), aliases)
+            except QueryError as e:
+                raise QueryError(f"rate: {e}", param="rate") from None
+            if not known.intersection(ids):
+                raise QueryError(f"rate: no accelerator {name!r} in this snapshot (its ids: "
+                                 "/v1/accelerators)", param="rate")
+            out.update(dict.fromkeys(ids, rate))
+    return out
 
 
 def _has_prices(request: Request) -> bool:

@@ -92,6 +92,23 @@ def test_a_vm_of_another_accelerator_count_is_priced_per_accelerator(full_client
         eight["outputs"]["rows"][0]["cost_per_million_tokens"])
 
 
+def test_a_vm_renting_another_accelerator_prices_nothing(full_client):
+    """An MI300X (or a GB200 rack) priced with the H100 VM was a cost from another GPU's
+    price; such a VM is a 422 naming sku. The VM's name and region match case aside, as
+    /v1/prices matches them."""
+    for hardware in ("amd-mi300x", "nvidia-gb200-nvl72"):
+        r = full_client.get("/v1/calc/batch", params={
+            "hardware": hardware, "model": "illustrative-100b", "batch": 1,
+            "sku": "Standard_ND96isr_H100_v5"})
+        assert r.status_code == 422 and r.json()["error"]["param"] == "sku"
+        assert "rents nvidia-h100-sxm, not " in r.json()["error"]["message"]
+    lower = full_client.get("/v1/calc/batch", params={
+        "hardware": "8x-nvidia-h100-sxm", "model": "illustrative-100b", "batch": 32,
+        "sku": "standard_nd96isr_h100_v5", "region": "EastUS2"}).json()
+    assert lower["inputs"]["price_per_hour"]["note"].startswith(
+        "Standard_ND96isr_H100_v5, EastUS2")
+
+
 def test_prefill(full_client):
     def ms(model):
         return full_client.get("/v1/calc/prefill", params={

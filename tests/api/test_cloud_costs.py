@@ -81,6 +81,31 @@ def test_assumed_rates_per_accelerator_beside_a_flat_rate(client):
     assert one["basis"] == "derived: measured + assumption"
 
 
+def test_a_rate_names_its_accelerator_as_accelerator_does(client):
+    """rate=H100:4 was read as an id nobody has and priced nothing (an empty answer, a wrong
+    hint); the name resolves as accelerator= resolves it, and one that resolves to nothing
+    is a 422 naming rate."""
+    params = {**EVERYTHING, "basis": "assumed", "model": "llama2-70b", "scenario": "Offline"}
+    short = client.get("/v1/costs", params={**params, "rate": "B200:6"}).json()["rows"]
+    full = client.get("/v1/costs", params={**params, "rate": "nvidia-b200-sxm-180gb:6"}
+                      ).json()["rows"]
+    assert short and [r["id"] for r in short] == [r["id"] for r in full]
+    assert {(r["accelerator_id"], r["rate_per_accelerator_hour"]) for r in short} == {
+        ("nvidia-b200-sxm-180gb", 6.0)}
+    bad = client.get("/v1/costs", params={**params, "rate": "bogus-accel:4"})
+    assert bad.status_code == 422 and bad.json()["error"]["param"] == "rate"
+    assert "no accelerator 'bogus-accel'" in bad.json()["error"]["message"]
+
+
+def test_an_unmapped_catalog_row_has_no_price_per_accelerator(client):
+    """price_catalog divided a row's price by the catalog's own count even when no
+    accelerator was mapped (a TPU slice or an unmapped size per 'accelerator')."""
+    rows = client.get("/v1/prices", params={"limit": 1000}).json()["rows"]
+    unmapped = [r for r in rows if r["price_source"] == "cloud_prices"
+                and r["accelerator_id"] is None and r["hourly_price"] is not None]
+    assert unmapped and all(r["price_per_accelerator_hour"] is None for r in unmapped)
+
+
 @pytest.mark.parametrize("rate", ["nvidia-b200-sxm-180gb:x", ":5", "0", "b200:-1"])
 def test_a_bad_rate_is_a_422_naming_it(client, rate):
     r = client.get("/v1/costs", params={"rate": rate, "basis": "assumed"})

@@ -12,7 +12,7 @@ from warehouse.exceptions import QueryError
 from warehouse.figures import calculators as calc
 from warehouse.model.vocabulary import basis
 from warehouse.queries import current_price
-from warehouse.storage.db import fetch_dicts
+from warehouse.storage.db import fetch_dicts, scalar
 
 PER_UNIT_METRICS = ("memory_bandwidth", "memory_capacity", "flops_fp8_dense", "sram_capacity")
 
@@ -193,12 +193,21 @@ def _sku_price(con: duckdb.DuckDBPyConnection, sku: str, region: str,
                hardware_id: str | None) -> Input:
     """The current on-demand Linux price of ``sku`` in ``region`` for the accelerators of
     ``hardware_id``: the VM's price x the hardware's accelerators / the VM's (price_catalog)
-    where they differ, said in the note; the VM's own price otherwise."""
+    where they differ, said in the note; the VM's own price otherwise. A VM that rents
+    another accelerator than the hardware's (or none known) prices nothing: 422."""
     price = current_price(con, sku, region)
     if price is None:
         raise QueryError(f"no current on-demand Linux price for {sku} in {region}", param="sku")
+    sku = price["arm_sku_name"]
     value, note, vm = price["hourly_price"], f"{sku}, {region}", int(price["accelerators"] or 0)
     has = int(hardware(con, hardware_id)["accelerators"].value or 1) if hardware_id else None
+    if hardware_id:
+        rents = scalar(con, "SELECT coalesce(accelerator_id, id) FROM hardware WHERE id = ?",
+                       [hardware_id])
+        if price["accelerator_id"] != rents:
+            raise QueryError(f"{sku} rents {price['accelerator_id'] or 'no known accelerator'}, "
+                             f"not {rents} (of {hardware_id}): choose a VM size that rents it "
+                             f"(/v1/prices?accelerator={rents})", param="sku")
     if vm and has is not None and vm != has:
         value = value * has / vm
         note += (f": {price['hourly_price']} USD/hour for its {vm} accelerators, "

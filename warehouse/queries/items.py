@@ -90,10 +90,12 @@ def meta(con: duckdb.DuckDBPyConnection) -> dict:
 
 
 def current_price(con: duckdb.DuckDBPyConnection, sku: str, region: str) -> dict | None:
-    """The current on-demand Linux price of one Azure VM size in one region, if listed, with
-    the accelerators the VM rents (``price_catalog``'s mapping; NULL when unmapped)."""
-    rows = fetch_dicts(con, "SELECT hourly_price, accelerators, source_snapshot_id FROM "
-                       "price_catalog WHERE price_source = 'azure_prices' AND arm_sku_name = ? "
-                       "AND arm_region_name = ? AND offer = 'on_demand' AND os = 'linux' "
-                       "AND valid_to IS NULL", [sku, region])
+    """The current on-demand Linux price of one Azure VM size in one region (names as
+    /v1/prices matches them, case aside), if listed, with the accelerator and how many the VM
+    rents (``price_catalog``'s mapping; NULL when unmapped)."""
+    rows = fetch_dicts(con, "SELECT arm_sku_name, hourly_price, accelerator_id, accelerators, "
+                       "source_snapshot_id FROM price_catalog WHERE price_source = "
+                       "'azure_prices' AND lower(arm_sku_name) = lower(?) AND "
+                       "lower(arm_region_name) = lower(?) AND offer = 'on_demand' AND "
+                       "os = 'linux' AND valid_to IS NULL", [sku, region])
     return rows[0] if rows else None
