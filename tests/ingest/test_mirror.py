@@ -137,6 +137,15 @@ def test_an_offline_refresh_publishes_every_carried_round_and_the_rules(tmp_path
 
     con = _snapshot(tmp_path)
     try:
+        # per GPU means per every GPU: rows whose own words disagree on how many are divided
+        # by neither count (no per-accelerator figure, no cost); the other rows are
+        cluster = {r[0] for r in con.execute(
+            "SELECT id FROM mlperf_result WHERE round = 'v6.0' AND system_name = "
+            "'AMD MI355X Custom Cluster' AND NOT is_power").fetchall()}
+        divided = {r[0] for r in con.execute("SELECT id FROM result_per_accelerator").fetchall()}
+        priced = {r[0] for r in con.execute("SELECT id FROM cost_input").fetchall()}
+        assert len(cluster) == len(marked) and not cluster & (divided | priced)
+        assert len(divided) > 1000 and priced
         snaps = {r[0]: r[1:] for r in con.execute(
             "SELECT label, url, sha256 FROM source_snapshot "
             "WHERE source IN ('mlperf', 'mlperf_rules')").fetchall()}

@@ -203,6 +203,16 @@ FROM hardware_spec WHERE evidence = """ + _lit(Evidence.vendor_spec) + """ AND v
 GROUP BY hardware_id
 """
 
+# A result whose accelerator count reconciles, the one a per-accelerator figure divides by: a
+# count written in the accelerator's name (xN) is the system's or a node's. MLCommons' v6.0
+# names the MI355X cluster's accelerator "(x87)" and "(x94)" (its platform 87xMI355X) where
+# its published total is 88 and 96: such a row is flagged (the mlperf_result rule), never
+# divided, since "per GPU" must be per every GPU and its own words disagree on how many.
+COUNTED = ("r.total_accelerators > 0 AND NOT coalesce(regexp_full_match("
+           "r.accelerator_instances, 'x\\d+') AND TRY_CAST(substr(r.accelerator_instances, 2) "
+           "AS INTEGER) NOT IN (r.total_accelerators, r.accelerators_per_node), false)")
+
+
 view("result_per_accelerator",
      "Throughput results divided by the system's total accelerators (aggregate, not per user), "
      "and, where the catalogue has the accelerator's datasheet figures (vendor_spec), per TB/s "
@@ -240,7 +250,7 @@ SELECT r.id, """ + keys("r") + """,
 FROM mlperf_result r
 LEFT JOIN fig f ON f.hardware_id = r.accelerator_id
 WHERE NOT r.is_power AND r.units IN """ + sql_list(THROUGHPUT_UNITS) + """
-  AND r.total_accelerators > 0
+  AND """ + COUNTED + """
 """)
 
 view("energy_efficiency",
@@ -524,7 +534,7 @@ SELECT r.id, """ + keys("r") + """,
        r.availability, 1.0 / pr.ratio AS premium_vs_offline, """ + cited("r") + """
 FROM mlperf_result r
 LEFT JOIN scenario_ratio pr ON pr.other_result_id = r.id AND NOT pr.flagged
-WHERE NOT r.is_power AND r.units = """ + TOKENS + """ AND r.total_accelerators > 0
+WHERE NOT r.is_power AND r.units = """ + TOKENS + """ AND """ + COUNTED + """
 """)
 
 def result_cost(rate: str) -> str:

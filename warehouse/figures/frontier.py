@@ -28,6 +28,7 @@ from __future__ import annotations
 from warehouse.figures.calculators import cost_per_million_sql
 from warehouse.figures.derived import (
     CONFIG,
+    COUNTED,
     FRONTIER_RENAMES,
     OBSERVED_COST_COLUMNS,
     SYSTEM_KEYS,
@@ -340,7 +341,7 @@ ml AS (
     CROSS JOIN ask
     LEFT JOIN latency_bound lb ON lb.id = r.id
     LEFT JOIN energy_efficiency e ON e.id = r.id
-    WHERE NOT r.is_power AND r.units = {_lit(TOKENS_PER_S)} AND r.total_accelerators > 0
+    WHERE NOT r.is_power AND r.units = {_lit(TOKENS_PER_S)} AND {COUNTED}
       AND r.scenario IN ('Offline', 'Server', 'Interactive')
       AND r.model_family IN (SELECT model_family FROM model_ids)
       AND (len(ask.mlperf_division) = 0 OR list_contains(ask.mlperf_division, r.division))
