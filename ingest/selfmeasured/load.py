@@ -68,14 +68,35 @@ def _known(ctx: LoadContext, sql: str) -> dict[str, str]:
     return {str(r[0]).lower(): str(r[0]) for r in ctx.reader.execute(sql).fetchall() if r[0]}
 
 
+def _refuse_system(ctx: LoadContext, typed: str) -> None:
+    """Refuse a system or rack id: ``--count`` counts accelerators (every GPU), so with a
+    system id it could mean systems or GPUs, and either guess is off by the system's
+    accelerator count for the other reading (per-GPU figures and costs divided by it)."""
+    row = ctx.reader.execute("SELECT id, kind, accelerator_id, accelerator_count FROM hardware "
+                             "WHERE lower(id) = ? AND kind <> 'accelerator'",
+                             [typed.lower()]).fetchone()
+    if row is None:
+        return
+    hw, kind, accelerator, count = row
+    if accelerator and count:
+        raise ImportRefused(
+            f"{hw!r} is a {kind} of {count} x {accelerator}, not an accelerator: state the "
+            f"accelerator and every one the run used, e.g. --accelerator {accelerator} --count "
+            f"{count} for one {hw} ({count} x N for N of them)")
+    raise ImportRefused(f"{hw!r} is a {kind}, not an accelerator, and the warehouse does not "
+                        "record what it is built from: state the accelerator id and how many "
+                        "the run used")
+
+
 def check_statement(ctx: LoadContext, stated: Statement) -> tuple[Statement, str]:
     """The statement with the accelerator's id and the model as the warehouse spells them
     (every join and filter compares them as stored), and the model's mapping (mapped or
-    unmapped); refuses an unknown accelerator or a bad count."""
+    unmapped); refuses an unknown accelerator, a system or rack id, or a bad count."""
     if stated.count < 1:
         raise ImportRefused(f"--count must be at least 1 (got {stated.count})")
-    accelerators = _known(ctx, "SELECT id FROM hardware UNION SELECT accelerator_id FROM "
-                               "accelerator_alias")
+    _refuse_system(ctx, stated.accelerator)
+    accelerators = _known(ctx, "SELECT id FROM hardware WHERE kind = 'accelerator' UNION "
+                               "SELECT accelerator_id FROM accelerator_alias")
     if stated.accelerator.lower() not in accelerators:
         shown = ", ".join(sorted(accelerators.values())[:12]) or "none (run perfledger refresh)"
         raise ImportRefused(f"unknown accelerator {stated.accelerator!r}; known ids: {shown}")

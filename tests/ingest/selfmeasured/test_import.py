@@ -159,6 +159,24 @@ def test_an_unknown_accelerator_publishes_nothing(settings):
     assert Layout(settings.data_path).read_current().id == before
 
 
+@pytest.mark.parametrize("typed,said", [
+    ("8x-nvidia-h100-sxm", "'8x-nvidia-h100-sxm' is a system of 8 x nvidia-h100-sxm, not an "
+     "accelerator: state the accelerator and every one the run used, e.g. --accelerator "
+     "nvidia-h100-sxm --count 8 for one 8x-nvidia-h100-sxm (8 x N for N of them)"),
+    ("GROQ-LPX-RACK", "'groq-lpx-rack' is a rack of 256 x groq-lpu-next, not an accelerator"),
+])
+def test_a_system_or_rack_id_is_refused_naming_the_accelerator_to_state(settings, typed, said):
+    """`--accelerator 8x-nvidia-h100-sxm --count 1` was stored as 1 GPU: the vLLM run's
+    3386.19 output tokens/s over 8 H100s read as 3386.19 per GPU (8 x the true 3386.19 / 8 =
+    423.27) and its cost 8 x too low. --count counts accelerators, so a system id leaves it
+    ambiguous: refused, nothing published."""
+    before = Layout(settings.data_path).read_current().id
+    report = refresh(settings, specs=[import_spec([VLLM], Statement(typed, 1, "gpt-oss-120b"))])
+    assert report.status == "failed", report.as_dict()
+    assert said in report.message
+    assert Layout(settings.data_path).read_current().id == before
+
+
 def test_the_command_line_imports_lists_and_removes(settings, monkeypatch):
     from cli.main import app
 
