@@ -18,6 +18,10 @@ from warehouse.exceptions import ResultFileError
 # Seconds per unit, for every time unit a supported tool writes.
 TIME_UNITS = {"s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0, "ms": 1e-3,
               "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+# request_rate values meaning no fixed rate (every request sent at once, or a trace's own
+# timestamps): vLLM writes the string "inf", SGLang json.dumps(float("inf")), i.e. the bare
+# literal Infinity (its --request-rate default), or "trace" with --use-trace-timestamps.
+NO_FIXED_RATE = ("inf", "infinity", "trace")
 # InferenceX's percentile columns and the suffix each has in our column names.
 PERCENTILES = (("median", "median"), ("p90", "p90"), ("p99", "p99"), ("p999", "p999"))
 LATENCY_METRICS = ("ttft", "tpot", "itl", "e2el")
@@ -67,6 +71,16 @@ class RunReader:
         if number < 0:
             raise self.fail(f"negative figure: {value!r}", key)
         return number * scale
+
+    def request_rate(self, key: str = "request_rate") -> float | None:
+        """The fixed request rate (requests/s), or None when the run had none (``NO_FIXED_RATE``,
+        or positive infinity: the one non-finite figure accepted, for this key only)."""
+        rate = self.raw(key)
+        if isinstance(rate, str) and rate.strip().lower() in NO_FIXED_RATE:
+            return None
+        if isinstance(rate, float) and rate == math.inf:
+            return None
+        return self.check(rate, key)
 
     def count(self, key: str, required: bool = False) -> int | None:
         """A whole count (requests, concurrency)."""

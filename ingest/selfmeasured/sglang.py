@@ -1,14 +1,16 @@
 """SGLang ``python -m sglang.bench_serving --output-file`` (JSONL, one line per run).
 
-Keys (``sglang/bench_serving.py``): ``backend``, ``dataset_name``, ``request_rate``,
-``max_concurrency``, ``duration`` (s), ``completed``, ``total_input_tokens``,
-``total_output_tokens`` (and ``_retokenized``), ``output_throughput`` and, in later versions,
-``request_throughput``, ``input_throughput``, ``total_throughput``, ``mean_/median_/std_/p<N>_``
-of ``ttft``, ``tpot``, ``itl`` and ``e2e_latency`` in milliseconds, ``server_info`` (the
-server's arguments and version). No model key; ``random_input_len``/``random_output_len`` are the
-CLI values — upper bounds when ``random_range_ratio`` < 1 and unused for other datasets — so the
-lengths stored are the measured means. Older files report only medians of TTFT and ITL: then
-interactivity is 1 / median ITL, which is not InferenceX's (1 / median TPOT) and is said so.
+Keys (``sglang/bench_serving.py``): ``backend``, ``dataset_name``, ``request_rate`` (at its
+default the bare JSON literal ``Infinity``, json.dumps of float("inf"); ``"trace"`` with
+``--use-trace-timestamps``: no fixed rate, stored NULL), ``max_concurrency``, ``duration`` (s),
+``completed``, ``total_input_tokens``, ``total_output_tokens`` (and ``_retokenized``),
+``output_throughput`` and, in later versions, ``request_throughput``, ``input_throughput``,
+``total_throughput``, ``mean_/median_/std_/p<N>_`` of ``ttft``, ``tpot``, ``itl`` and
+``e2e_latency`` in milliseconds, ``server_info`` (the server's arguments and version). No model
+key; ``random_input_len``/``random_output_len`` are the CLI values — upper bounds when
+``random_range_ratio`` < 1 and unused for other datasets — so the lengths stored are the
+measured means. Older files report only medians of TTFT and ITL: then interactivity is
+1 / median ITL, which is not InferenceX's (1 / median TPOT) and is said so.
 """
 
 from __future__ import annotations
@@ -43,12 +45,11 @@ def _version(doc: dict) -> str | None:
 
 def parse_run(reader: RunReader) -> Run:
     """One run's columns."""
-    rate = reader.raw("request_rate")
     reader.used.add("server_info")
     run: Run = {
         "run_at": timestamp(reader, "date", reader.raw("date"), "%Y%m%d-%H%M%S"),
         "conc": reader.count("max_concurrency"),
-        "request_rate": None if rate in (None, "inf") else reader.check(rate, "request_rate"),
+        "request_rate": reader.request_rate(),
         "duration_s": reader.number("duration", required=True),
         "completed_requests": reader.count("completed", required=True),
         "total_input_tokens": reader.number("total_input_tokens", required=True),

@@ -36,12 +36,11 @@ def schema_of(doc: dict) -> str:
 
 def parse_run(reader: RunReader) -> Run:
     """One run's columns."""
-    rate = reader.raw("request_rate")
     run: Run = {
         "model_in_file": reader.raw("model_id"),
         "run_at": timestamp(reader, "date", reader.raw("date"), "%Y%m%d-%H%M%S"),
         "conc": reader.count("max_concurrency"),
-        "request_rate": None if rate in (None, "inf") else reader.check(rate, "request_rate"),
+        "request_rate": reader.request_rate(),
         "duration_s": reader.number("duration", required=True),
         "completed_requests": reader.count("completed", required=True),
         "failed_requests": reader.count("failed"),

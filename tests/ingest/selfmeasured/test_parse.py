@@ -86,6 +86,31 @@ def test_sglang_old_lines_lengths_are_measured_means_and_itl_gives_interactivity
     assert json.loads(first["extras"])["random_input_len"] == 1024  # the CLI value, kept
 
 
+def test_sglang_default_rate_infinity_and_trace_mean_no_fixed_rate(tmp_path):
+    """bench_serving's --request-rate defaults to float("inf"), which json.dumps writes as the
+    bare literal Infinity: such files were refused ("not a finite number: inf"). Infinity and
+    "trace" are no fixed rate (NULL); a non-finite figure anywhere else is still refused."""
+    lines = SGLANG.read_text().splitlines()
+    assert '"request_rate": 1.0,' in lines[0] and '"request_rate": 2.0,' in lines[1]
+    edited = tmp_path / "sglang_default_rate.jsonl"
+    edited.write_text("\n".join([lines[0].replace('"request_rate": 1.0,', '"request_rate": '
+                                                  'Infinity,'),
+                                 lines[1].replace('"request_rate": 2.0,', '"request_rate": '
+                                                  '"trace",'), *lines[2:]]))
+    runs = parse(edited).runs
+    assert [r["request_rate"] for r in runs[:3]] == [None, None, 4.0]
+    assert runs[0]["output_tput"] == pytest.approx(537.4142851849319)  # the rest as before
+    elsewhere = tmp_path / "sglang_infinite_ttft.jsonl"
+    elsewhere.write_text(lines[0].replace('"median_ttft_ms": 85.74514742940664',
+                                          '"median_ttft_ms": Infinity'))
+    with pytest.raises(ResultFileError, match="field median_ttft_ms: not a finite number: inf"):
+        parse(elsewhere)
+    below = tmp_path / "sglang_negative_rate.jsonl"
+    below.write_text(lines[0].replace('"request_rate": 1.0,', '"request_rate": -Infinity,'))
+    with pytest.raises(ResultFileError, match="field request_rate: not a finite number: -inf"):
+        parse(below)
+
+
 def test_aiperf_records_inter_token_latency_is_tpot_and_chunk_latency_is_itl():
     parsed = parse(AIPERF)
     run = parsed.runs[0]
