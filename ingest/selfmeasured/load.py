@@ -29,7 +29,7 @@ from warehouse.model.vocabulary import Evidence
 from warehouse.storage.db import fetch_dicts, insert_rows
 
 SOURCE = "selfmeasured"
-PARSER_VERSION = "selfmeasured/1"
+PARSER_VERSION = "selfmeasured/2"
 UNSTATED = "unstated"
 
 

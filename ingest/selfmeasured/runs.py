@@ -28,6 +28,17 @@ class Parsed:
     runs: list[Run] = field(default_factory=list)
 
 
+def percentile(values: list[float], q: float) -> float:
+    """The ``q``-th percentile (0-100) of ``values`` by linear interpolation between the two
+    nearest ranks: numpy's default method, which vLLM's bench serve (np.median,
+    np.percentile), and so InferenceX's runner, uses for its per-request TPOT."""
+    ordered = sorted(values)
+    at = (len(ordered) - 1) * q / 100
+    low = int(at)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
+
+
 def _ratio(a: float | None, b: float | None) -> float | None:
     return None if a is None or not b else a / b
 

@@ -134,12 +134,60 @@ def test_guidellm_successful_figures_counts_and_its_itl_as_tpot():
     assert (run["completed_requests"], run["failed_requests"], run["incomplete_requests"]) \
         == (4, 0, 0)
     assert run["ttft_median_s"] == pytest.approx(171.52166366577148e-3)
-    assert run["tpot_median_s"] == pytest.approx(24.178653868062757e-3)
-    assert run["tpot_p999_s"] == pytest.approx(24.178931207367867e-3)
+    # TPOT per request from the 4 requests' inter_token_latency_ms, sorted 24.17863918539366,
+    # 24.178653868062757, 24.178881799021074, 24.178931207367867 (ms): median the mean of the
+    # middle two; p99.9 at rank 3 x 0.999 = 2.997, between the last two (linear)
+    assert run["tpot_median_s"] == pytest.approx(
+        (24.178653868062757 + 24.178881799021074) / 2 * 1e-3, rel=1e-12)
+    assert run["tpot_p999_s"] == pytest.approx(
+        (24.178881799021074 + 0.997 * (24.178931207367867 - 24.178881799021074)) * 1e-3,
+        rel=1e-12)
+    assert run["interactivity"] == pytest.approx(1 / run["tpot_median_s"])
     assert run["e2el_median_s"] == pytest.approx(24.90842366218567)  # already seconds
     assert run.get("itl_median_s") is None
     assert run["output_tput"] == pytest.approx(165.59511945248636)
     assert (run["isl"], run["osl"]) == (99, 1024)
+
+
+def _guidellm_with_tpots(tmp_path, pairs, weighted_median_ms):
+    """The real GuideLLM report with its 4 successful requests' (TPOT ms, output tokens) set
+    to ``pairs`` and its token-weighted distribution's median as GuideLLM computes it."""
+    def edit(doc):
+        bench = doc["benchmarks"][0]
+        for request, (tpot, tokens) in zip(bench["requests"]["successful"], pairs, strict=True):
+            request.update(inter_token_latency_ms=tpot, output_tokens=tokens)
+        dist = bench["metrics"]["inter_token_latency_ms"]["successful"]
+        dist.update(median=weighted_median_ms, count=sum(t - 1 for _, t in pairs))
+        dist["percentiles"].update(p50=weighted_median_ms)
+    return _edited(GUIDELLM, tmp_path, edit)
+
+
+def test_guidellm_tpot_and_interactivity_are_per_request_not_token_weighted(tmp_path):
+    """GuideLLM's inter_token_latency_ms distribution weights each request by its output
+    tokens - 1: with (TPOT, tokens) = (10 ms, 1001) and 3 x (50 ms, 11), 1000 of its 1030
+    weights are 10 ms, so its median is 10 ms (interactivity 100 tokens/s/user); per request,
+    as InferenceX, the sorted TPOTs 10, 50, 50, 50 have median 50 ms: 20 tokens/s/user."""
+    report = _guidellm_with_tpots(tmp_path, [(10.0, 1001), (50.0, 11), (50.0, 11), (50.0, 11)],
+                                  10.0)
+    [run] = parse(report).runs
+    assert run["tpot_median_s"] == pytest.approx(0.050)
+    assert run["tpot_p90_s"] == pytest.approx(0.050)  # rank 3 x 0.9 = 2.7: between 50 and 50
+    assert run["interactivity"] == pytest.approx(20.0)
+    assert run["interactivity_basis"] == "1 / median TPOT (the tool reports no per-user rate)"
+    assert "per request from every successful request" in run["definition_note"]
+
+
+def test_guidellm_without_every_request_keeps_the_weighted_figures_and_says_so(tmp_path):
+    """A report whose request sample is cut short (--sample-requests) or absent: the
+    token-weighted median stays, labelled, since a partial sample is not every request."""
+    def sampled(doc):
+        doc["benchmarks"][0]["requests"]["successful"] = \
+            doc["benchmarks"][0]["requests"]["successful"][:2]
+    [run] = parse(_edited(GUIDELLM, tmp_path, sampled)).runs
+    assert run["tpot_median_s"] == pytest.approx(24.178653868062757e-3)  # the file's median
+    assert run["interactivity"] == pytest.approx(1000 / 24.178653868062757)
+    assert run["interactivity_basis"].startswith("1 / GuideLLM's token-weighted median")
+    assert "token-weighted" in run["definition_note"]
 
 
 def test_llmperf_seconds_duration_from_rate_and_interactivity_said_to_include_ttft():
