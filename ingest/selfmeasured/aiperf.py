@@ -1,8 +1,12 @@
 """NVIDIA AIPerf (``aiperf profile``, successor of genai-perf): ``profile_export_aiperf.json``.
 
-Two layouts (AIPerf's ``exporters/json_exporter.py``):
+Three layouts (AIPerf's ``exporters/json_exporter.py``):
 
-* ``records`` (before ``schema_version``, autumn 2025): metrics under ``records`` by tag;
+* ``records`` (until 2025-10-10): metrics under ``records`` by tag, beside ``input_config``;
+* top level without ``schema_version`` (from 2025-10-10, AIPerf 43b78902 "Match GenAI-Perf
+  format", ``JsonExportData``): the same metrics at the top level beside ``input_config``, no
+  ``records``, no ``aiperf_version``, the tags ``time_to_first_token`` and
+  ``time_to_second_token`` (were ``ttft``, ``ttst``);
 * ``schema_version`` 1.x (with ``aiperf_version``): metrics at the top level.
 
 Each metric is ``{unit, avg, min, max, std, p1…p99}`` (no p99.9). Tags: ``ttft`` or
@@ -32,16 +36,27 @@ NOTE = ("AIPerf: its inter_token_latency is InferenceX's TPOT, its inter_chunk_l
         "requests are errors in AIPerf); lengths are the measured means.")
 
 
+RUN_TAGS = ("request_count", "request_latency", "benchmark_duration")  # every run has them
+
+
+def _tagged(doc: dict) -> bool:
+    """Whether ``doc`` holds AIPerf's tagged metrics at its top level (``{unit, avg, …}``)."""
+    return any(isinstance(doc.get(tag), dict) and "unit" in doc[tag] for tag in RUN_TAGS)
+
+
 def matches(doc: dict) -> bool:
-    """An AIPerf export: ``records`` of tagged metrics, or ``aiperf_version``."""
-    return "aiperf_version" in doc or (isinstance(doc.get("records"), dict)
-                                       and "input_config" in doc)
+    """An AIPerf export: ``aiperf_version``, or ``input_config`` beside ``records`` of tagged
+    metrics or beside the tagged metrics themselves."""
+    return "aiperf_version" in doc or ("input_config" in doc and (
+        isinstance(doc.get("records"), dict) or _tagged(doc)))
 
 
 def _metrics(reader: RunReader) -> tuple[str, dict]:
     doc = reader.data
     if "schema_version" not in doc:
-        return "records (before schema_version)", doc["records"]
+        if isinstance(doc.get("records"), dict):
+            return "records (before schema_version)", doc["records"]
+        return "top level (before schema_version)", doc
     version = str(doc["schema_version"])
     if not version.startswith(SCHEMAS):
         raise reader.fail(f"unknown AIPerf schema version {version!r} (known: 1.x, and the "

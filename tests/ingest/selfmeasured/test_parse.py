@@ -126,6 +126,35 @@ def test_aiperf_records_inter_token_latency_is_tpot_and_chunk_latency_is_itl():
     assert run["model_in_file"] == "openai/gpt-oss-20b"
 
 
+def _aiperf_top_level(doc):
+    """AIPerf's records export as AIPerf wrote it from 2025-10-10 (43b78902 .. db4f6397,
+    JsonExportData): each metric at the top level as JsonMetricResult (unit, avg, p1…p99, min,
+    max, std: no tag, header or count), ttft/ttst renamed time_to_first_token and
+    time_to_second_token, no records, schema_version or aiperf_version."""
+    rename = {"ttft": "time_to_first_token", "ttst": "time_to_second_token"}
+    stats = ("unit", "avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "min",
+             "max", "std")
+    for tag, metric in doc.pop("records").items():
+        doc[rename.get(tag, tag)] = {k: metric[k] for k in stats if metric.get(k) is not None}
+
+
+def test_aiperf_top_level_layout_before_schema_version_is_read(tmp_path):
+    """Refused as an unknown tool before: matches() wanted aiperf_version or records. The
+    figures are the records export's own (the same run, read by hand from its file)."""
+    parsed = parse(_edited(AIPERF, tmp_path, _aiperf_top_level, "profile_export_aiperf.json"))
+    assert (parsed.tool, parsed.schema_version, parsed.tool_version) == (
+        "aiperf", "top level (before schema_version)", None)
+    [run] = parsed.runs
+    assert run["ttft_median_s"] == pytest.approx(2369.317693e-3)  # time_to_first_token p50
+    assert run["tpot_median_s"] == pytest.approx(27.615130366666666e-3)
+    assert run["itl_p99_s"] == pytest.approx(140.53429476e-3)
+    assert run["interactivity"] == pytest.approx(36.21203256049328)
+    assert (run["completed_requests"], run["failed_requests"], run["conc"]) == (89, 11, 100)
+    assert run["total_tput"] == pytest.approx((48950 + 21624) / 9.317788951)
+    assert run["model_in_file"] == "openai/gpt-oss-20b"
+    assert run["run_at"] == datetime(2025, 10, 3, 13, 13, 39, 146443, tzinfo=UTC)
+
+
 def test_guidellm_successful_figures_counts_and_its_itl_as_tpot():
     parsed = parse(GUIDELLM)
     run = parsed.runs[0]
