@@ -378,9 +378,14 @@ class SnapshotReader:
         self._previous, self._current = self._current, opened
 
     def start(self) -> None:
-        """Open the current snapshot and warm it, before the first request (a server's start)."""
+        """Open the current snapshot and warm it, before the first request (a server's start).
+        A damaged or refused CURRENT is a health state, not a failed start: the server starts,
+        its data routes answer 503 saying why (as without a warm-up) until a refresh."""
         with self._lock:
-            self._swap_to(self.layout.read_current())
+            try:
+                self._swap_to(self.layout.read_current())
+            except SnapshotError as e:
+                log.error("%s: data routes answer 503 until a refresh publishes", e)
             self._checked = time.monotonic()
         if self._warm is not None and self._current is not None:
             self._warm_up(self._current)

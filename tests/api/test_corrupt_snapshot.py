@@ -101,3 +101,30 @@ def test_a_refresh_rebuilds_on_the_last_good_snapshot(full_copy, client_for, ser
     client = client_for(make_settings(tmp, sources))
     assert client.get("/healthz").json()["corrupt"] is None
     assert client.get("/v1/results?limit=1&division=all&availability=all").json()["total"] == 492
+
+
+@pytest.mark.parametrize("pointer", ['{"id": "2026', "outside"], ids=["truncated", "outside"])
+def test_a_damaged_current_does_not_stop_a_warmed_server_starting(full_copy, tmp_path, pointer):
+    """With the warm-up on (the default), a truncated CURRENT, or one leading outside the data
+    dir, made the server's start fail ("Application startup failed"); it now starts, answers
+    503 on data routes and /readyz with the reason, and 200 on /healthz."""
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+
+    tmp, sources = full_copy
+    current = tmp / "var" / "CURRENT"
+    if pointer == "outside":
+        outside = tmp_path / "elsewhere.json"
+        outside.write_text(current.read_text())
+        current.unlink()
+        current.symlink_to(outside)
+    else:
+        current.write_text(pointer)
+    app = create_app(make_settings(tmp, sources, api_warm=True))
+    with TestClient(app) as client:  # runs the lifespan: the start that failed
+        data = client.get("/v1/results?limit=1")
+        assert data.status_code == 503 and "CURRENT is" in data.text
+        assert client.get("/readyz").status_code == 503
+        assert client.get("/healthz").status_code == 200
+    app.state.reader.close()
