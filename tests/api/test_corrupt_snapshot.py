@@ -128,3 +128,22 @@ def test_a_damaged_current_does_not_stop_a_warmed_server_starting(full_copy, tmp
         assert client.get("/readyz").status_code == 503
         assert client.get("/healthz").status_code == 200
     app.state.reader.close()
+
+
+def test_run_records_leading_outside_the_data_dir_are_never_read(full_copy, client_for,
+                                                                 tmp_path):
+    """A run record symlinked to a file outside the data dir was served by /v1/refreshes and
+    /healthz (and turned health degraded); the API reads inside the data dir only."""
+    tmp, sources = full_copy
+    runs = tmp / "var" / "runs"
+    [newest] = sorted(runs.glob("*.json"))[-1:]
+    record = json.loads(newest.read_text())
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({**record, "status": "failed", "message": "OUTSIDE-RUN",
+                                   "run_id": "29991231T000000000000Z-0utside"}))
+    (runs / "29991231T000000000000Z-0utside.json").symlink_to(outside)
+    client = client_for(make_settings(tmp, sources))
+    for path in ("/v1/refreshes", "/healthz"):
+        r = client.get(path)
+        assert r.status_code == 200 and "OUTSIDE-RUN" not in r.text
+    assert client.get("/healthz").json()["status"] == "ok"

@@ -358,9 +358,12 @@ class Layout:
             raise
 
     def read_runs(self) -> list[dict]:
-        """Every recorded run, newest first."""
+        """Every recorded run, newest first. A record (or ``runs/`` itself) leading outside the
+        data directory is none of its runs: never read (the refresh refuses such a layout)."""
         runs = []
         for p in sorted(self.runs.glob("*.json"), reverse=True):
+            if not p.resolve().is_relative_to(self.root):
+                continue
             try:
                 runs.append(json.loads(p.read_text()))
             except (OSError, ValueError):
