@@ -4,7 +4,11 @@ A refresh reads the alias file, the availability listing (which raw model keys h
 then ``/api/v1/benchmarks?model=<display name>[&date=<as_of>]`` once per display name. A row
 (``observation_key``) is stored as versions, as prices are: a row not seen before is added; a
 row whose published values changed (``content_sha256``) closes its current version
-(``valid_to``) and adds a new one (id ``key~<sha256[:12]>``); nothing is deleted. A row the
+(``valid_to``) and adds a new one; nothing is deleted. A version's id is the key for the
+first version, and the key, ``~`` and how many versions the key had before for a revision
+(``key~2``: the ordinal, as ``ingest.versions`` numbers price versions with ``ordinal_ids``), so
+a row revised back to values it once had is a new version with an id of its own; revisions
+stored before ids carried the ordinal keep theirs (``key~<sha256[:12]>``). A row the
 same request used to list and no longer does, while it lists the same configuration at the
 same or an earlier date, is marked ``withdrawn_at`` (a configuration's newer run superseding
 it is the normal course and marks nothing). The bytes of every response that publishes are
@@ -159,17 +163,14 @@ def _add(ctx: LoadContext, raw: Raw, display: str, label: str, as_of: date | Non
     snapshot_id = ctx.snapshot_id(raw, label)
     rows = list(parse_benchmarks(raw, display=display, snapshot_id=snapshot_id, as_of=as_of,
                                  report=report, rows_key=rows_key))
-    current = {r["observation_key"]: r for r in fetch_dicts(ctx.reader, (
-        "SELECT * FROM inferencex_observation WHERE valid_to IS NULL "
-        "AND list_contains(?::VARCHAR[], observation_key)"), [[r["id"] for r in rows]])} \
-        if rows else {}
+    current = _current(ctx, rows)
     fresh, revised = [], []
     for row in rows:
         old = current.get(row["observation_key"])
         if old is None:
             fresh.append(row)
         elif (old["content_sha256"] or content_sha256(old)) != row["content_sha256"]:
-            row["id"] = f"{row['observation_key']}~{row['content_sha256'][:12]}"
+            row["id"] = f"{row['observation_key']}~{old['versions_before']}"
             revised.append((old["id"], row))
     withdrawn = _withdrawn(ctx, rows, display, as_of)
     detail.update(rows=len(rows), new=len(fresh), revised=len(revised), withdrawn=len(withdrawn),
@@ -189,6 +190,19 @@ def _add(ctx: LoadContext, raw: Raw, display: str, label: str, as_of: date | Non
     insert_rows(ctx.con, "inferencex_observation", fresh + [r for _, r in revised])
     detail["status"] = SourceStatus.updated
     return len(fresh) + len(revised) + len(withdrawn)
+
+
+def _current(ctx: LoadContext, rows: list[dict]) -> dict[str, dict]:
+    """The open version of each row's key, by key, with ``versions_before``: how many versions
+    the key has stored (the ordinal its next version's id carries; nothing is deleted, so it
+    only grows and no two versions of a key share it, whatever their content)."""
+    if not rows:
+        return {}
+    found = fetch_dicts(ctx.reader, (
+        "SELECT * FROM (SELECT *, count(*) OVER (PARTITION BY observation_key) AS "
+        "versions_before FROM inferencex_observation WHERE list_contains(?::VARCHAR[], "
+        "observation_key)) WHERE valid_to IS NULL"), [[r["observation_key"] for r in rows]])
+    return {r["observation_key"]: r for r in found}
 
 
 # What makes one configuration of a request's answer (its sweep points differ in conc).

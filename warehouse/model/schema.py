@@ -426,7 +426,7 @@ class CloudPrice(CloudPriceBase, table=True):
 # --------------------------------------------------------------------------- InferenceX
 
 class InferencexObservationBase(SQLModel):
-    id: str = F("Version id: the observation key for the first version seen, the key and ~ and the first 12 hex digits of the new content's sha256 for a later revision. A refresh never rewrites a version's figures: a changed upstream row closes its version (valid_to) and adds a new one.", primary_key=True)
+    id: str = F("Version id: the observation key for the first version seen, the key and ~ and how many versions the key had before for a later revision (ix:440994~1; revisions stored before ids carried that ordinal keep the first 12 hex digits of their content's sha256 after the ~). A refresh never rewrites a version's figures: a changed upstream row closes its version (valid_to) and adds a new one.", primary_key=True)
     observation_key: str | None = F("Stable id of the upstream row across its versions: ix: and InferenceX's own benchmark_results id where the row has one, else ix:h: and a hash of the row's configuration, concurrency, date and run URL.")
     content_sha256: str | None = F("sha256 of the upstream row as published (canonical JSON, keys sorted): a new value means a revision.")
     valid_from: datetime | None = F("When a refresh first fetched this version (UTC).")

@@ -246,6 +246,37 @@ def test_a_revision_is_a_new_version_and_the_old_one_reads_back_with_as_of(serve
     con.close()
 
 
+def test_a_row_revised_back_and_forth_keeps_every_version(server, tmp_path, client_for):
+    # Upstream publishes row 440994's interactivity as A, then B, then A again, then B again:
+    # four versions, each with an id of its own (the second B is not the first B again).
+    a = lookup_rows()
+    b = json.loads(json.dumps(a))
+    b[0]["metrics"]["median_intvty"] = 21.5
+    settings = published(server, tmp_path, json.dumps(a).encode(), models='["dsv4"]')
+    times = [datetime.now(UTC)]
+    for body in (b, a, b):
+        server.files[BENCHMARKS] = json.dumps(body).encode()
+        report = refresh(settings)
+        assert report.status == "published", report.as_dict()
+        assert report.sources[0].details["DeepSeek-V4-Pro"]["revised"] == 1
+        times.append(datetime.now(UTC))
+    con = current(tmp_path)
+    versions = con.execute("SELECT id, round(interactivity, 4), valid_to IS NULL FROM "
+                           "inferencex_observation WHERE observation_key = 'ix:440994' "
+                           "ORDER BY valid_from").fetchall()
+    con.close()
+    a_value = round(a[0]["metrics"]["median_intvty"], 4)
+    assert versions == [("ix:440994", a_value, False), ("ix:440994~1", 21.5, False),
+                        ("ix:440994~2", a_value, False), ("ix:440994~3", 21.5, True)]
+    client = client_for(settings)
+    for at, want in zip(times, (a_value, 21.5, a_value, 21.5), strict=True):
+        then = client.get("/v1/observations", params={"model": "dsv4",
+                                                      "as_of": at.isoformat()}).json()
+        assert then["total"] == 5
+        assert {round(r["interactivity"], 4) for r in then["rows"]
+                if r["upstream_id"] == "440994"} == {want}
+
+
 def test_a_model_the_api_refuses_fails_alone(server, tmp_path, client_for):
     serve(server)
     server.files[AVAILABILITY] = json.dumps([{"model": "dsr1"}, {"model": "gptoss120b"}]).encode()
