@@ -13,7 +13,9 @@ and p99.9 percentiles later than the medians), so the parser is defensive:
   figures InferenceX withheld (``power_valid`` 0) are kept nowhere but the raw bytes;
 * a row is refused (its model fails, the others load) when its JSON repeats a key, holds
   NaN/Infinity, its concurrency or a published GPU count is not positive, or its date is after
-  the fetch;
+  the fetch; a multinode aggregated row is the exception its runner makes: all its GPUs are
+  published as prefill and its decode count, TP and EP as 0 (InferenceX's
+  ``utils/process_result.py`` since PR #1256, May 2026);
 * throughputs are kept as published, named for what InferenceX divides them by
   (``output_tput_per_decode_gpu``, ``input_tput_per_prefill_gpu``); the view ``observation``
   counts every GPU and divides by it (``warehouse.gpus``);
@@ -41,7 +43,7 @@ from warehouse.model.vocabulary import (
 )
 
 SOURCE = "inferencex"
-PARSER_VERSION = "inferencex-benchmarks/1"
+PARSER_VERSION = "inferencex-benchmarks/2"
 
 # Fields without which a row cannot be placed on a curve. ``run_url`` must be present as a key
 # (its value may be null: older rows have no run).
@@ -60,8 +62,10 @@ COLUMNED = {*STRINGS, *INTEGERS, *BOOLEANS, "id", "date", "curve_date", "metrics
 DOCUMENTED = {"workers", "power_invalid_reasons", "power_audit", "workflow_run_id"}
 # Parallelism the metrics carry (integers; absent before mid-2026: NULL, read as 1).
 PARALLELISM = {"pp": "pp", "pcp_size": "pcp_size", "dcp_size": "dcp_size"}
-# Counts that must be positive where published.
-POSITIVE = ("conc", "prefill_tp", "decode_tp", "num_prefill_gpu")
+# Counts that must be positive where published (the decode ones not on a multinode aggregated
+# row, whose runner publishes them as 0: ``multinode_aggregated``).
+POSITIVE = ("conc", "prefill_tp", "num_prefill_gpu")
+DECODE_POSITIVE = ("decode_tp",)
 
 # column -> metrics key (times in seconds, throughputs in tokens/s per GPU).
 METRICS = {
@@ -175,15 +179,24 @@ def content_sha256(row: dict) -> str:
     return hashlib.sha256(values.encode()).hexdigest()
 
 
+def multinode_aggregated(row: dict) -> bool:
+    """A multinode row with no decode GPUs: one aggregated deployment over several nodes, which
+    InferenceX's runner writes with every GPU as prefill and decode GPUs, TP and EP as 0."""
+    return row["is_multinode"] is True and row["num_decode_gpu"] == 0
+
+
 def _check_counts(out: dict, index: int, url: str) -> None:
     """Concurrency and published GPU counts are positive (a disaggregated row's decode count
-    too); anything else is not an observation."""
-    names = POSITIVE + (("num_decode_gpu",) if out["disagg"] else ())
-    for name in names:
+    and every row's decode TP too, but for a multinode aggregated row's, which are 0);
+    anything else is not an observation."""
+    decode = () if multinode_aggregated(out) else \
+        DECODE_POSITIVE + (("num_decode_gpu",) if out["disagg"] else ())
+    for name in POSITIVE + decode:
         if out[name] is not None and out[name] <= 0:
             raise _fail(f"field {name!r} is {out[name]}: not a possible observation", index, url)
-    if out["num_decode_gpu"] is not None and out["num_decode_gpu"] < 0:
-        raise _fail(f"field 'num_decode_gpu' is {out['num_decode_gpu']}", index, url)
+    for name in ("decode_tp", "num_decode_gpu"):
+        if out[name] is not None and out[name] < 0:
+            raise _fail(f"field {name!r} is {out[name]}", index, url)
 
 
 def _day(value: object, name: str, index: int, url: str) -> date | None:

@@ -11,7 +11,7 @@ import pytest
 
 from ingest.http import Raw
 from ingest.inferencex.parse import ParseReport, natural_id, parse_availability, parse_benchmarks
-from tests.ingest.inferencex.cases import case, lookup_rows, rows
+from tests.ingest.inferencex.cases import case, lookup_rows, multinode_aggregated_row, rows
 from warehouse.exceptions import ParseError
 
 
@@ -135,6 +135,31 @@ def test_ids_without_a_published_id_are_the_same_across_endpoints():
 ])
 def test_an_impossible_observation_is_refused_naming_the_field(change, message):
     row = lookup_rows()[0]
+    change(row)
+    with pytest.raises(ParseError, match=re.escape(message) + r".*\(row 0 of"):
+        parse(json.dumps([row]).encode())
+
+
+@pytest.mark.parametrize("disagg", [True, False])
+def test_a_multinode_aggregated_row_with_zero_decode_counts_parses(disagg):
+    # InferenceX's runner writes an aggregated multinode deployment with decode TP, EP and
+    # GPUs 0 (its test_multinode_aggregate_decode_fields_zero): an observation, kept as written
+    [row] = parse(json.dumps([multinode_aggregated_row(disagg=disagg)]).encode())
+    assert (row["is_multinode"], row["disagg"]) == (True, disagg)
+    assert (row["prefill_tp"], row["num_prefill_gpu"]) == (8, 8)
+    assert (row["decode_tp"], row["decode_ep"], row["num_decode_gpu"]) == (0, 0, 0)
+    assert (row["tput_per_gpu"], row["input_tput_per_prefill_gpu"],
+            row["output_tput_per_decode_gpu"]) == (8000 / 8, 2000 / 8, 6000 / 8)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    # zero decode counts are the multinode aggregated row's only: elsewhere still refused
+    (lambda r: r.update(is_multinode=False), "field 'decode_tp' is 0"),
+    (lambda r: r.update(num_decode_gpu=8), "field 'decode_tp' is 0"),
+    (lambda r: r.update(decode_tp=-8), "field 'decode_tp' is -8"),
+])
+def test_zero_decode_counts_are_refused_outside_multinode_aggregated_rows(change, message):
+    row = multinode_aggregated_row()
     change(row)
     with pytest.raises(ParseError, match=re.escape(message) + r".*\(row 0 of"):
         parse(json.dumps([row]).encode())
