@@ -82,6 +82,34 @@ def test_real_rows_are_per_every_gpu(powerx):
     assert powerx["440982"]["gpus"] == 8
 
 
+def test_published_gpu_counts_are_described_as_published(server, tmp_path, client_for):
+    # Row 440994 (B200 TP8 EP8, aggregated) publishes 64 prefill and 64 decode "GPUs"; its own
+    # total GPU power / mean power per GPU (5,167.287 / 645.911) says 8 GPUs were measured.
+    data = powerx_rows()
+    settings = published(server, tmp_path, json.dumps(data).encode(), models='["dsv4"]')
+    [raw] = [r for r in data if r["id"] == "440994"]
+    measured = raw["metrics"]["avg_total_gpu_power_w"] / raw["metrics"]["avg_power_w"]
+    assert (raw["num_prefill_gpu"], raw["num_decode_gpu"], round(measured)) == (64, 64, 8)
+    assert raw["decode_tp"] * raw["decode_ep"] == 64
+    # so no description, in the warehouse or in the OpenAPI document, may call them GPUs
+    con = current(tmp_path)
+    comments = con.execute(
+        "SELECT table_name, column_name, comment FROM duckdb_columns() WHERE column_name IN "
+        "('num_prefill_gpu', 'num_decode_gpu') AND table_name IN "
+        "('inferencex_observation', 'observation')").fetchall()
+    con.close()
+    doc = client_for(settings).get("/openapi.json").json()
+    served = [(name, column, prop.get("description", ""))
+              for name, schema in doc["components"]["schemas"].items()
+              for column, prop in schema.get("properties", {}).items()
+              if column in ("num_prefill_gpu", "num_decode_gpu")]
+    assert len(comments) == 4 and served
+    for where, column, text in comments + served:
+        assert "Physical" not in text, (where, column, text)
+        assert "as InferenceX publishes it" in text and "TP x EP" in text, (where, column)
+        assert "64 on 8 GPUs" in text and "(gpus, gpu_count_basis)" in text, (where, column)
+
+
 def test_cost_per_million_charges_every_gpu(server, tmp_path, client_for):
     settings = published(server, tmp_path, json.dumps(powerx_rows()).encode(), models='["dsv4"]')
     client = client_for(settings)
