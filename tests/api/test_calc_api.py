@@ -118,8 +118,7 @@ def test_prefill(full_client):
     assert round(ms("illustrative-1t-dense")) == 2587
 
 
-@pytest.mark.parametrize("rack, chips, flops", [("nvidia-gb200-nvl72", 72, 3.6e17),
-                                                ("groq-lpx-rack", 256, 3.15e17)])
+@pytest.mark.parametrize("rack, chips, flops", [("nvidia-gb200-nvl72", 72, 3.6e17)])
 def test_prefill_on_a_rack_with_its_own_figure(full_client, rack, chips, flops):
     """A rack's own dense FP8 figure (hardware.yaml) is the whole rack's: per chip it is
     divided by the rack's accelerators, and the rack's chips share the prompt, so the TTFT is
@@ -130,6 +129,24 @@ def test_prefill_on_a_rack_with_its_own_figure(full_client, rack, chips, flops):
     assert out["inputs"]["chips"]["value"] == chips
     assert out["inputs"]["dense_flops_per_chip"]["value"] == pytest.approx(flops / chips)
     assert out["outputs"]["ttft_seconds"] == pytest.approx(2 * 32e9 * 8192 / (flops * 0.5))
+
+
+def test_a_rack_whose_figure_does_not_say_dense_has_no_dense_flops(full_client):
+    # Groq's "315 PFLOPS of FP8 inference compute" does not say sparse or dense: it is the
+    # rack's peak_ai_flops, and a calculator that needs dense FLOP/s says it has none and how
+    # to supply it, rather than taking 315 PFLOPS for dense
+    for calculator, params in (("prefill", {"model": "illustrative-1t-moe", "mfu": 0.5,
+                                            "prompt_tokens": 8192}), ("ridge", {})):
+        r = full_client.get(f"/v1/calc/{calculator}", params={"hardware": "groq-lpx-rack",
+                                                               **params})
+        assert r.status_code == 422, r.text
+        assert "dense_flops" in r.json()["error"]["message"]
+        assert "unknown for this entry" in r.json()["error"]["message"]
+    out = full_client.get("/v1/calc/prefill", params={
+        "hardware": "groq-lpx-rack", "model": "illustrative-1t-moe", "prompt_tokens": 8192,
+        "mfu": 0.5, "dense_flops": 1e15}).json()
+    assert out["inputs"]["chips"]["value"] == 256
+    assert out["outputs"]["ttft_seconds"] == pytest.approx(2 * 32e9 * 8192 / (1e15 * 256 * 0.5))
 
 
 def test_ridge_points(full_client):

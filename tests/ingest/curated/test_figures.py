@@ -100,6 +100,15 @@ def test_the_file_parses_and_dense_and_sparse_are_separate_metrics():
                 assert s.metric.endswith(("_dense", "_sparse")) or s.metric == "peak_ai_flops"
 
 
+def test_a_figure_whose_source_does_not_say_dense_or_sparse_is_peak_ai_flops():
+    # Groq LPX's "315 PFLOPS of FP8 inference compute" and the WSE-3 Turbo's "250 petaflops"
+    # say neither: a dense or sparse metric would claim what the quote does not
+    unstated = {(h, s["metric"]) for h, s in FIGURES if "flops" in s["metric"]
+                and re.search(r"sparsity not stated|sparse or dense", s.get("note") or "")}
+    assert unstated == {("groq-lpx-rack", "peak_ai_flops"),
+                        ("cerebras-wse-3-turbo", "peak_ai_flops")}
+
+
 def test_every_accelerator_with_datasheet_figures_is_catalogued():
     catalogued = {a["id"] for a in ACCELERATORS["accelerators"]}
     described = {h["id"] for h in HARDWARE["hardware"]
