@@ -9,7 +9,8 @@ read ``observation_sql``).
   ``num_prefill_gpu``/``num_decode_gpu`` of these rows are filled by its app as TP × EP (a TP8
   EP8 row says 64 and uses 8), so they are not counted. DCP and EP share the TP GPUs.
 * aggregated, multinode: the published counts added (the runner writes all GPUs as prefill
-  and 0 as decode).
+  and 0 as decode, flagging such a row disagg as well: a multinode row with 0 decode GPUs is
+  read as aggregated).
 * disaggregated: prefill GPUs + decode GPUs as published, when they satisfy the publisher's
   invariant below. Where the published counts mirror one figure (prefill = decode = TP × EP,
   the app's fill-in for rows the runner sent without counts) and fail it, the split is
@@ -72,7 +73,7 @@ def _gpu_count_ctes(relation: str) -> str:
     return f"""o0 AS (
     SELECT o.*, o.input_tput_per_prefill_gpu AS i_, o.output_tput_per_decode_gpu AS o_,
            o.tput_per_gpu AS t_, o.num_prefill_gpu AS p_, o.num_decode_gpu AS d_,
-           o.disagg IS TRUE AS dis_
+           o.disagg IS TRUE AND NOT (o.is_multinode IS TRUE AND o.num_decode_gpu = 0) AS dis_
     FROM {relation} o
 ),
 o1 AS (

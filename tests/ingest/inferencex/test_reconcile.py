@@ -229,10 +229,9 @@ def test_a_multinode_aggregated_row_counts_its_prefill_gpus(server, tmp_path):
     assert _multinode_aggregated(server, tmp_path / "as-written", disagg=True)["gpus"] == 8
 
 
-@pytest.mark.xfail(strict=True, reason="warehouse/figures/reconcile.py reads a disaggregated "
-                   "row with 0 decode GPUs as disaggregated: output per GPU 750 x 0 / 8 = 0, "
-                   "flagged; its multinode branch applies to rows with disagg false only")
 def test_a_multinode_aggregated_row_as_its_runner_writes_it_reconciles(server, tmp_path):
+    """Upstream's runner writes such a row disagg true with 0 decode GPUs: it was read as
+    disaggregated (output per GPU 750 x 0 / 8 = 0, flagged, never drawn)."""
     row = _multinode_aggregated(server, tmp_path, disagg=True)
     assert (row["gpus"], row["output_tput_per_gpu"]) == (8, 750.0)
     assert row["invariant_failures"] is None and row["reconciled"]
