@@ -5,6 +5,7 @@ Both parsers (``csv_format``, ``json_format``) read their format into the publis
 and hand each row to ``finish``, which adds the normalised columns next to the originals:
 scenario, model id and family, accelerator vendor and mix, and ``total_accelerators`` where the
 file has no such column (nodes × accelerators per node, said in ``total_accelerators_basis``).
+Units the publisher's checker states otherwise are corrected by the rules declared in ``units``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.mlperf.units import correct_units
 from warehouse.exceptions import ParseError
 from warehouse.model.vocabulary import (
     POWER_UNITS,
@@ -28,7 +30,9 @@ from warehouse.model.vocabulary import (
 )
 
 SOURCE = "mlperf"
-PARSER_VERSION = "mlperf-summary/4"  # 4: a JSON summary's Total Accelerators, as published
+# 4: a JSON summary's Total Accelerators, as published; 5: units the publisher's checker
+# corrects (``units.UNIT_CORRECTIONS``: v5.1 llama3.1-8b Interactive is Tokens/s)
+PARSER_VERSION = "mlperf-summary/5"
 
 # Published columns of mlperf_result and their types (str, int, float, bool).
 TYPES: dict[str, str] = {
@@ -144,6 +148,7 @@ def finish(row: dict, *, where: str, position: int, snapshot_id: str, source_for
                          f"{row['scenario_raw']!r} "
                          f"(known: {', '.join(SCENARIOS)})", source=SOURCE,
                          column=published.get("scenario_raw", "scenario"), **context)
+    extras = correct_units(row, scenario, extras)
     vendor, mix = accelerator_parts(row.get("accelerator_model_name"))
     model_id = normalise_model(str(row["model"]))
     total, basis = row.get("total_accelerators"), "published"

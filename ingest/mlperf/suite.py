@@ -34,6 +34,13 @@ def rules() -> list[Rule]:
              f"{sql_list(STREAM_SCENARIOS)} AND units NOT IN {sql_list(LATENCY_UNITS)}"),
         rows("mlperf_result: power units only on power rows", T,
              f"SELECT id, units FROM {{batch}} WHERE (units IN {sql_list(POWER_UNITS)}) <> is_power"),
+        rows("mlperf_result: units corrected where the publisher's checker states them "
+             "(ingest/mlperf/units.py; published spelling in extras.units_as_published)", T,
+             "SELECT id, mlperf_model, scenario, units, "
+             "json_extract_string(extras, '$.units_as_published') AS units_as_published, "
+             "json_extract_string(extras, '$.units_corrected_by') AS units_corrected_by "
+             "FROM {batch} WHERE json_extract_string(extras, '$.units_as_published') IS NOT NULL",
+             severity=WARNING),
         in_set("mlperf_result: scenario is normalised", T, "scenario", SCENARIOS),
         in_set("mlperf_result: division is closed or open", T, "division", DIVISIONS),
         in_set("mlperf_result: availability is available, preview or rdi", T, "availability",

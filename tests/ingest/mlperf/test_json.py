@@ -11,6 +11,7 @@ import pytest
 
 from ingest.http import Raw
 from ingest.mlperf.parse import ParseReport, parse
+from ingest.mlperf.units import UNIT_CORRECTIONS
 from tests.helpers import V51_JSON
 from warehouse.exceptions import ParseError
 
@@ -25,6 +26,14 @@ def raw_of(body: bytes, url: str = "https://example.org/summary.csv") -> Raw:
 def rows_of(records: list | dict | str, round_name: str = "v5.1") -> list[dict]:
     body = records if isinstance(records, str) else json.dumps(records)
     return list(parse(raw_of(body.encode()), round_name=round_name, snapshot_id="s"))
+
+
+def checker_units(record: dict) -> str:
+    """The unit MLCommons' submission checker gives a v5.1 record: its llama3.1-8b Interactive
+    results are Tokens/s though the file says Queries/s (mlcommons/inference PR #2564)."""
+    if (record["Model"], record["Scenario"]) == ("llama3.1-8b", "Interactive"):
+        return "Tokens/s"
+    return record["Performance_Units"]
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +54,7 @@ def test_every_record_lands_once(records, parsed):
     perf = [r for r in rows if not r["is_power"]]
     assert len(records) == len(perf) == 1448
     assert [r["row_number"] for r in perf] == list(range(1448))
-    expected = Counter((r["Category"], r["Scenario"], r["Performance_Units"]) for r in records)
+    expected = Counter((r["Category"], r["Scenario"], checker_units(r)) for r in records)
     assert Counter((r["division"], r["scenario"], r["units"]) for r in perf) == expected
     assert len({r["id"] for r in rows}) == len(rows)
     assert {r["source_format"] for r in rows} == {"json"} and {r["round"] for r in rows} == {"v5.1"}
@@ -62,6 +71,31 @@ def test_keys_map_onto_the_csv_columns(records, parsed):
         assert row["framework"] == (record["Software"] or None)
     assert any("ColorKey" in w for w in report.warnings)
     assert json.loads(perf[0]["extras"])["ColorKey"] == records[0]["ColorKey"]
+
+
+def test_llama31_8b_interactive_is_in_tokens_as_the_publishers_checker_says(records, parsed):
+    """The v5.1 file labels its 8 llama3.1-8b Interactive results Queries/s; they count tokens
+    (Dell XE9680L: 102,907 Interactive beside 143,309 Tokens/s Offline), as MLCommons' checker
+    says since PR #2564. The row carries Tokens/s and keeps the published spelling in extras."""
+    rows, _ = parsed
+    published = [i for i, r in enumerate(records)
+                 if (r["Model"], r["Scenario"]) == ("llama3.1-8b", "Interactive")]
+    assert {records[i]["Performance_Units"] for i in published} == {"Queries/s"}
+    assert published == [143, 260, 297, 313, 431, 500, 518, 554]
+    corrected = [r for r in rows if "units_as_published" in json.loads(r["extras"] or "{}")]
+    assert [r["row_number"] for r in corrected] == published
+    for row in corrected:
+        extras = json.loads(row["extras"])
+        assert row["units"] == "Tokens/s" and not row["is_power"]
+        assert extras["units_as_published"] == "Queries/s"
+        assert extras["units_corrected_by"] == UNIT_CORRECTIONS[0].source
+        assert extras["ColorKey"] == records[row["row_number"]]["ColorKey"]  # kept beside
+    dell = {r["scenario"]: (r["result"], r["units"]) for r in rows
+            if (r["system_id"], r["model"]) == ("5.1-0024", "llama3.1-8b")}
+    assert dell == {"Interactive": (102907.0, "Tokens/s"), "Offline": (143309.0, "Tokens/s"),
+                    "Server": (128787.0, "Tokens/s")}
+    assert "pull/2564" in UNIT_CORRECTIONS[0].quote
+    assert '"Interactive": "Tokens/s"' in UNIT_CORRECTIONS[0].quote
 
 
 def test_open_division_variants_of_one_official_model_stay_apart(records, parsed):

@@ -15,6 +15,7 @@ import yaml
 from ingest.refresh import refresh
 from tests.conftest import full_sources, make_settings, write_sources
 from tests.helpers import REPO, SUMMARY_CSV, V51_JSON
+from tests.ingest.mlperf.test_json import checker_units
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def test_both_rounds_land_whole(rounds_warehouse, rounds_client, v51, v61):
     assert not any(r["is_power"] for r in perf) and all(r["is_power"] for r in power)
     assert len(perf) == 1448 and len(power) == sum("Power_Result" in r for r in v51)
     assert Counter((r["division"], r["scenario"], r["units"]) for r in perf) == Counter(
-        (r["Category"], r["Scenario"], r["Performance_Units"]) for r in v51)
+        (r["Category"], r["Scenario"], checker_units(r)) for r in v51)
     assert len(all_rows(rounds_client, "/v1/results", round="v6.1")) == len(v61) == 492
     by_system = {(r["system_id"], r["model"], r["scenario"]): r for r in perf}
     for record in v51[:200]:
@@ -146,10 +147,38 @@ def test_a_model_family_matches_both_accuracy_targets_in_both_rounds(rounds_clie
 
 
 def test_ratios_flag_unit_mismatches_of_every_round(rounds_client):
-    rows = all_rows(rounds_client, "/v1/ratios", round="v5.1", model="llama3.1-8b")
+    rows = all_rows(rounds_client, "/v1/ratios", round="v5.1")
     pairs = {(r["offline_units"], r["other_units"], r["unit_pairing"], r["flagged"]) for r in rows}
-    assert ("Tokens/s", "Queries/s", "tokens_vs_queries", True) in pairs
+    assert ("Samples/s", "Queries/s", "samples_vs_queries", True) in pairs
     assert all(f == (o != x) for o, x, _, f in pairs)
+
+
+def test_llama31_8b_interactive_serves_as_tokens(rounds_warehouse, rounds_client):
+    """v5.1's llama3.1-8b Interactive results, published as Queries/s, are Tokens/s (the
+    publisher's checker, ingest/mlperf/units.py): paired with Offline as the same unit, served
+    per accelerator and costed, and each corrected row is a warning in the run report."""
+    ratios = all_rows(rounds_client, "/v1/ratios", round="v5.1", model="llama3.1-8b")
+    assert {(r["offline_units"], r["other_units"], r["unit_pairing"], r["flagged"])
+            for r in ratios} == {("Tokens/s", "Tokens/s", "same_units", False)}
+    [dell] = [r for r in ratios if r["platform"] == "XE9680L_B200_SXM_180GBx8_TRT"
+              and r["scenario"] == "Interactive"]
+    assert (dell["offline_result"], dell["other_result"]) == (143309.0, 102907.0)
+    assert dell["ratio"] == pytest.approx(102907 / 143309)
+    per = all_rows(rounds_client, "/v1/per-accelerator", round="v5.1", model="llama3.1-8b",
+                   scenario="Interactive")
+    assert len(per) == 8 and {r["units"] for r in per} == {"Tokens/s"}
+    [dell] = [r for r in per if r["platform"] == "XE9680L_B200_SXM_180GBx8_TRT"]
+    assert dell["per_accelerator"] == 102907 / 8
+    costs = all_rows(rounds_client, "/v1/costs", round="v5.1", model="llama3.1-8b",
+                     scenario="Interactive", basis="assumed", rate=10)
+    [dell] = [r for r in costs if r["platform"] == "XE9680L_B200_SXM_180GBx8_TRT"]
+    assert dell["cost_per_million_tokens"] == pytest.approx(8 * 10 / (102907 * 3600) * 1e6)
+    run = json.loads(next((rounds_warehouse / "var" / "runs").glob("*.json")).read_text())
+    [warning] = [v for v in run["validation"] if v["expectation"].startswith(
+        "mlperf_result: units corrected where the publisher's checker states them")]
+    assert warning["severity"] == "warning" and warning["unexpected_count"] == 8
+    assert "Queries/s" in warning["sample"] and "pull/2564" not in warning["sample"]
+    assert "submission_checker/constants.py" in warning["sample"]
 
 
 def test_one_round_failing_never_blocks_the_others(tmp_path, server, client_for):
