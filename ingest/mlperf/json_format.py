@@ -49,29 +49,37 @@ def parse(records: list, *, round_name: str, snapshot_id: str,
                              record=index)
         unknown = {k: v for k, v in record.items() if k not in _READ}
         unknown_keys.update(unknown)
-        row: dict = dict.fromkeys(TYPES)
+        values: dict = dict.fromkeys(TYPES)
         for key, col in KEYS.items():
             if key in record:
-                row[col] = convert(record[key], TYPES[col], at, key, record=index)
-        row = finish(row, where=at, position=index, snapshot_id=snapshot_id,
+                values[col] = convert(record[key], TYPES[col], at, key, record=index)
+        row = finish(dict(values), where=at, position=index, snapshot_id=snapshot_id,
                      source_format="json", extras=unknown, published=PUBLISHED, record=index)
         guard.check(row, f"record {index}", record=index)
         yield row
         if record.get("Power_Result") not in (None, ""):
-            power = {k: v for k, v in row.items() if k in TYPES}
-            power["result"] = convert(record["Power_Result"], "float", at, "Power_Result",
-                                      record=index)
-            power["units"] = convert(record.get("Power_Units"), "str", at, "Power_Units",
-                                     record=index)
-            power = finish(power, where=at, position=index, snapshot_id=snapshot_id,
-                           source_format="json", extras=unknown,
-                           published={**PUBLISHED, "result": "Power_Result",
-                                      "units": "Power_Units"}, record=index)
-            if not power["is_power"]:
-                raise ParseError(f"{at}, Power_Units: {power['units']!r} is not a power unit",
-                                 source=SOURCE, record=index, column="Power_Units")
+            power = _power(values, record, at=at, index=index, snapshot_id=snapshot_id,
+                           extras=unknown)
             guard.check(power, f"record {index} (power)", record=index)
             yield power
     if unknown_keys:
         report.warnings.append(f"{where}: unknown key(s) kept in `extras`: "
                                f"{', '.join(sorted(unknown_keys))}")
+
+
+def _power(values: dict, record: dict, *, at: str, index: int, snapshot_id: str,
+           extras: dict) -> dict:
+    """The power row of a record: its published values (never the performance row's derived
+    ones, so a total the parser computed is said to be computed here too) with the power
+    result and units."""
+    power = {**values,
+             "result": convert(record["Power_Result"], "float", at, "Power_Result", record=index),
+             "units": convert(record.get("Power_Units"), "str", at, "Power_Units", record=index)}
+    power = finish(power, where=at, position=index, snapshot_id=snapshot_id,
+                   source_format="json", extras=extras,
+                   published={**PUBLISHED, "result": "Power_Result", "units": "Power_Units"},
+                   record=index)
+    if not power["is_power"]:
+        raise ParseError(f"{at}, Power_Units: {power['units']!r} is not a power unit",
+                         source=SOURCE, record=index, column="Power_Units")
+    return power

@@ -124,16 +124,42 @@ def test_total_accelerators_is_nodes_times_accelerators_per_node(records, parsed
     assert multi["total_accelerators"] == 18 * multi["accelerators_per_node"]
 
 
+def carried_round(round_name: str) -> list[dict]:
+    """A default round's records from the package's built-in mirror (v4.1, v6.0)."""
+    from ingest.mirror import carried_copy
+    from ingest.mlperf.load import DEFAULT_ROUNDS
+
+    copy = carried_copy(DEFAULT_ROUNDS[round_name].sha256 or "")
+    assert copy is not None
+    return json.loads(copy.read())
+
+
+@pytest.mark.parametrize(("round_name", "bases"), [
+    ("v4.1", {"computed": 31}), ("v5.1", {"computed": 12, "none": 12})])
+def test_a_power_row_says_how_its_accelerator_count_was_obtained(records, round_name, bases):
+    """Neither file publishes Total Accelerators: a power row's count is nodes x a#, computed
+    like its performance row's, never "published" (it once copied the computed total)."""
+    rows = rows_of(records if round_name == "v5.1" else carried_round(round_name), round_name)
+    perf = {r["row_number"]: r for r in rows if not r["is_power"]}
+    power = [r for r in rows if r["is_power"]]
+    assert Counter(r["total_accelerators_basis"] for r in power) == bases
+    for row in power:
+        twin = perf[row["row_number"]]
+        assert (row["total_accelerators"], row["total_accelerators_basis"]) == (
+            twin["total_accelerators"], twin["total_accelerators_basis"])
+    if round_name == "v4.1":
+        [h200] = [r for r in power if r["model"] == "resnet50" and r["scenario"] == "Offline"
+                  and r["system_name"] == "NVIDIA H200 (8x H200-SXM-141GB, MaxQ, TensorRT)"]
+        assert (h200["units"], round(h200["result"], 2)) == ("Watts", 4954.03)
+        assert (h200["total_accelerators"], h200["total_accelerators_basis"]) == (8, "computed")
+        assert perf[h200["row_number"]]["result"] == 556234.0
+
+
 def test_a_published_total_is_the_publishers(records):
     """v6.0's summary publishes Total Accelerators: the rows carry it as published, not
     recomputed (the two agree on every v6.0 record; where they would not, the total is the
     publisher's and a validation warning says so)."""
-    from ingest.mirror import carried_copy
-    from ingest.mlperf.load import DEFAULT_ROUNDS
-
-    copy = carried_copy(DEFAULT_ROUNDS["v6.0"].sha256 or "")
-    assert copy is not None
-    v60 = json.loads(copy.read())
+    v60 = carried_round("v6.0")
     perf = [r for r in rows_of(v60, "v6.0") if not r["is_power"]]
     counted = [(rec, row) for rec, row in zip(v60, perf, strict=True)
                if row["accelerator_mix"] != "none"]

@@ -83,6 +83,20 @@ def test_energy_per_token_for_every_v51_power_record(rounds_client, v51):
     assert round(lenovo["per_joule"], 2) == 9.89 and lenovo["units"] == "Tokens/s"
 
 
+def test_a_served_power_row_carries_its_results_accelerator_basis(rounds_client, v51):
+    """v5.1 publishes no Total Accelerators: a power row's count is computed, as its
+    performance row's is, and served so (12 computed, 12 CPU-only)."""
+    units = sorted({r["Power_Units"] for r in v51 if "Power_Result" in r})
+    power = all_rows(rounds_client, "/v1/results", round="v5.1", units=units)
+    perf = {(r["system_id"], r["model"], r["scenario"]): r
+            for r in all_rows(rounds_client, "/v1/results", round="v5.1")}
+    assert Counter(r["total_accelerators_basis"] for r in power) == {"computed": 12, "none": 12}
+    for row in power:
+        twin = perf[(row["system_id"], row["model"], row["scenario"])]
+        assert (row["total_accelerators"], row["total_accelerators_basis"]) == (
+            twin["total_accelerators"], twin["total_accelerators_basis"])
+
+
 def b200_names() -> set[str]:
     accelerators = yaml.safe_load((REPO / "data" / "accelerators.yaml").read_text())
     [b200] = [a for a in accelerators["accelerators"] if a["id"] == "nvidia-b200-sxm-180gb"]
