@@ -41,10 +41,13 @@ def list_results(request: Request, q: Annotated[ResultsParams, Query()]) -> Resp
 def get_result(request: Request, result_id: Annotated[str, Path(description="Result id from "
                                                             "/v1/results.")],
                _: NoQuery) -> Response:
-    """One result row, and the source snapshot (URL, fetched_at, sha256) it was parsed from."""
+    """One result row, the source snapshot (URL, fetched_at, sha256) it was parsed from, and
+    its earlier versions where a re-published round revised it; a withdrawn result answers
+    with ``row`` null, ``withdrawn`` true and its last version."""
     with snapshot(request) as (opened, con):
         detail = queries.result_detail(con, result_id)
     if detail is None:
         raise HTTPException(404, f"no result {result_id!r} in snapshot {opened.id}")
-    detail["links"] = {"source": f"/v1/sources/{detail['row']['source_snapshot_id']}"}
+    latest = detail["row"] or detail["history"][-1]
+    detail["links"] = {"source": f"/v1/sources/{latest['source_snapshot_id']}"}
     return render_item(request, opened, detail)

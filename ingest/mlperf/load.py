@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
+from datetime import datetime
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
@@ -14,7 +16,7 @@ from ingest.mlperf.parse import PARSER_VERSION, SOURCE, ParseReport, parse
 from warehouse.exceptions import ParseError, PerfledgerError, SourceError
 from warehouse.model.vocabulary import SourceStatus
 from warehouse.redact import redact
-from warehouse.storage.db import insert_rows, scalar
+from warehouse.storage.db import fetch_dicts, insert_rows, scalar
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
@@ -147,8 +149,42 @@ def _load_round(ctx: LoadContext, round_name: str, url: str, detail: dict, *,
     ctx.check_entities(f"{SOURCE} {round_name}: models and scenarios", before,
                        {(r["model_id"], r["scenario"]) for r in rows})
     ctx.record(raw, kind="mlperf_summary", label=round_name, parser_version=PARSER_VERSION)
+    if prev is not None and prev["sha256"] != raw.sha256:  # re-published, not re-read
+        detail.update(_keep_revisions(ctx, rows, rounds, raw.fetched_at))
     ctx.con.execute("DELETE FROM mlperf_result WHERE list_contains(?, round)", [rounds])
     insert_rows(ctx.con, "mlperf_result", rows)
     detail.update(status=SourceStatus.updated, rows=len(rows), sha256=raw.sha256,
                   format=rows[0]["source_format"])
     return len(rows)
+
+
+# What a re-published round revises: the figures its publisher wrote (a parser's readings of
+# them, such as the accelerator id, are not the publisher's revision).
+PUBLISHED = ("result", "accuracy", "number_of_nodes", "accelerators_per_node",
+             "total_accelerators", "accelerator_model_name", "system_name",
+             "host_processor_model_name", "availability")
+
+
+def _keep_revisions(ctx: LoadContext, rows: list[dict], rounds: list[str],
+                    fetched: datetime) -> dict[str, int]:
+    """Before a re-published round's rows replace the stored ones: keep each result whose
+    published figures changed, and each the file no longer has, with the dates, in
+    mlperf_result_revision; returns how many of each."""
+    new = {r["id"]: r for r in rows}
+    history = []
+    for old in fetch_dicts(ctx.con, "SELECT r.*, s.fetched_at AS _fetched FROM mlperf_result r "
+                           "LEFT JOIN source_snapshot s ON s.id = r.source_snapshot_id "
+                           "WHERE list_contains(?, r.round)", [rounds]):
+        fresh = new.get(old["id"])
+        if fresh is not None and all(str(fresh.get(k)) == str(old[k]) for k in PUBLISHED):
+            continue
+        valid_from = old.pop("_fetched")
+        history.append({
+            "id": f"{old['id']}@{fetched.isoformat()}", "result_id": old["id"],
+            "round": old["round"], "status": "withdrawn" if fresh is None else "revised",
+            "valid_from": valid_from, "valid_to": fetched, "result": old["result"],
+            "units": old["units"], "evidence": old["evidence"],
+            "version": json.dumps(old, default=str), "source_snapshot_id": old["source_snapshot_id"]})
+    insert_rows(ctx.con, "mlperf_result_revision", history)
+    return {"revised": sum(h["status"] == "revised" for h in history),
+            "withdrawn": sum(h["status"] == "withdrawn" for h in history)}

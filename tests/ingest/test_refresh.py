@@ -237,3 +237,45 @@ def test_a_source_that_never_loaded_is_not_said_to_keep_last_good_data(tmp_path)
     assert report.status == "partial", report.as_dict()
     assert "azure_prices failed and has never loaded" in report.message
     assert "kept its last good data" not in report.message
+
+
+def test_a_republished_round_keeps_what_it_revised_and_withdrew(published, server,
+                                                                client_for):
+    """MLCommons re-publishing a round overwrote its rows in place: a revised result's earlier
+    figure and a withdrawn result lived on only in an older snapshot file, until retention
+    deleted it. Both are kept in mlperf_result_revision with their dates, and
+    /v1/results/{id} shows them; the same bytes read again revise nothing."""
+    settings, a = published
+    client = client_for(settings)
+    before = {r["id"]: r for r in served_rows(client)}
+    [revised] = [r for r in before.values() if r["result"] == 240274.0]
+    lines = a.decode().splitlines(keepends=True)
+    gone_line = lines[-1]  # the file's last result, removed upstream
+    b = "".join(lines[:-1]).encode().replace(b'"240274.0"', b'"240275.0"')
+    server.files["/summary.csv"] = b
+    assert refresh(settings).status == "published"
+    client = client_for(settings)
+    after = {r["id"]: r for r in served_rows(client)}
+    withdrawn = set(before) - set(after)
+    assert withdrawn and all(before[i]["system_name"] in gone_line for i in withdrawn)
+    assert after[revised["id"]]["result"] == 240275.0
+
+    item = client.get(f"/v1/results/{revised['id']}").json()
+    [old] = item["history"]
+    assert (item["row"]["result"], item["withdrawn"]) == (240275.0, False)
+    assert (old["status"], old["result"], old["units"]) == ("revised", 240274.0, "Tokens/s")
+    assert old["valid_from"] == revised["source_fetched_at"]
+    assert old["valid_to"] == item["row"]["source_fetched_at"] > old["valid_from"]
+    assert old["source_sha256"] == hashlib.sha256(a).hexdigest()
+    for result_id in withdrawn:
+        gone = client.get(f"/v1/results/{result_id}")
+        assert gone.status_code == 200
+        body = gone.json()
+        assert body["row"] is None and body["withdrawn"] is True
+        assert [(h["status"], h["result"]) for h in body["history"]] == [
+            ("withdrawn", before[result_id]["result"])]
+    with duckdb.connect(str(Layout(settings.data_path).read_current().path),
+                        read_only=True) as con:
+        kept = con.execute("SELECT count(*) FROM mlperf_result_revision").fetchone()[0]
+    assert kept == len(withdrawn) + 1
+    assert refresh(settings).status == "unchanged"  # nothing new: nothing revised again

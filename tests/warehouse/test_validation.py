@@ -62,9 +62,9 @@ def test_a_failed_warning_is_published_and_listed(full_copy, client_for, monkeyp
     summary = client_for(settings).get("/healthz").json()["validation"]
     assert summary["errors"] == 0 and summary["warnings"] == [rule]
     # the tables this warehouse has no rows in (InferenceX and the SkyPilot catalog off, no
-    # claim ever edited, no self-measured run imported)
+    # claim ever edited, no round re-published, no self-measured run imported)
     assert summary["no_rows"] == ["claim_history", "cloud_price", "inferencex_observation",
-                                  "self_observation"]
+                                  "mlperf_result_revision", "self_observation"]
 
 
 def _stage(monkeypatch, sql: str, params: list | None = None) -> None:

@@ -28,6 +28,7 @@ from warehouse.model.schema import (
     HardwareSpecBase,
     InferencexObservationBase,
     MlperfResultBase,
+    MlperfRevisionBase,
     ModelShapeBase,
     SourceSnapshotBase,
 )
@@ -60,6 +61,10 @@ class ClaimPublic(ClaimBase, SourceLink):
 
 class ClaimHistoryPublic(ClaimHistoryBase, SourceLink):
     """An earlier version of an edited claim, or a withdrawn claim."""
+
+
+class MlperfRevisionPublic(MlperfRevisionBase, SourceLink):
+    """An earlier version of a result a re-published round revised, or a withdrawn result."""
 
 
 class ModelShapePublic(ModelShapeBase, SourceLink):
@@ -333,8 +338,11 @@ class SourceSnapshotDetail(SourceSnapshotPublic):
 
 class ResultItem(BaseModel):
     snapshot_id: str | None
-    row: MlperfResultPublic
+    row: MlperfResultPublic | None = Field(description="The result; null once withdrawn.")
     source: SourceSnapshotDetail | None
+    history: list[MlperfRevisionPublic] = Field(description="Its earlier versions, oldest "
+                                                "first (revised), or its last (withdrawn).")
+    withdrawn: bool
     links: dict[str, str]
 
 

@@ -174,6 +174,26 @@ class MlperfResult(MlperfResultBase, table=True):
     __tablename__ = "mlperf_result"
 
 
+class MlperfRevisionBase(SQLModel):
+    id: str = F("Result id and the fetch time of the file that replaced the version.", primary_key=True)
+    result_id: str = F("The result's stable id (mlperf_result.id).")
+    round: str = F("MLPerf round of the result.")
+    status: str = F("revised (the round's re-published file changed its published figures) or withdrawn (the re-published file no longer has it).")
+    valid_from: datetime | None = F("When the replaced version's file was fetched (UTC).")
+    valid_to: datetime = F("When the file that replaced or withdrew it was fetched (UTC).")
+    result: float = Num("The result in that version, in `units`.")
+    units: str = F("Unit of `result`.")
+    evidence: str = F(label_comment(TABLE_LABELS["mlperf_result_revision"]))
+    version: str = F("JSON of the whole result row as it was.")
+    source_snapshot_id: str = F("source_snapshot.id of the file bytes the version came from.")
+
+
+class MlperfRevision(MlperfRevisionBase, table=True):
+    """Earlier versions of MLPerf results a re-published round revised, and results it withdrew, kept with their dates (a parser change re-reading the same bytes revises nothing)."""
+
+    __tablename__ = "mlperf_result_revision"
+
+
 # --------------------------------------------------------------------------- curated
 
 class ClaimBase(SQLModel):
@@ -620,14 +640,15 @@ class SelfImport(SelfImportBase, table=True):
 
 
 TABLES: list[type[SQLModel]] = [
-    SourceSnapshot, SourceState, RefreshRun, ValidationResult, MlperfResult, Claim, ClaimHistory, Hardware,
+    SourceSnapshot, SourceState, RefreshRun, ValidationResult, MlperfResult, MlperfRevision, Claim,
+    ClaimHistory, Hardware,
     HardwareSpec,
     ModelShape, AcceleratorAlias, BenchmarkRule, RulePin, AzurePrice, CloudPrice, InferencexObservation,
     InferencexAlias, SelfObservation, SelfImport,
 ]
 
 # Tables whose rows are facts: each has `evidence` and `source_snapshot_id`.
-FACT_TABLES = ["mlperf_result", "claim", "claim_history", "hardware_spec", "model_shape",
+FACT_TABLES = ["mlperf_result", "mlperf_result_revision", "claim", "claim_history", "hardware_spec", "model_shape",
                "benchmark_rule", "azure_price", "cloud_price", "inferencex_observation",
                "self_observation"]
 

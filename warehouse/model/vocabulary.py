@@ -82,6 +82,7 @@ MODEL_SHAPE_LABELS = frozenset({Evidence.vendor_spec, Evidence.assumption,
                                 Evidence.paper_reported})
 TABLE_LABELS: dict[str, frozenset[Evidence]] = {
     "mlperf_result": frozenset({Evidence.measured}),
+    "mlperf_result_revision": frozenset({Evidence.measured}),  # earlier versions of results
     "claim": CLAIM_LABELS,
     "claim_history": CLAIM_LABELS,  # earlier versions of claims: the same labels
     "hardware_spec": SPEC_LABELS,

@@ -9,6 +9,7 @@ from warehouse.model.public import (
     ClaimHistoryPublic,
     ClaimPublic,
     MlperfResultPublic,
+    MlperfRevisionPublic,
     SourceSnapshotPublic,
 )
 from warehouse.model.schema import FACT_TABLES
@@ -37,12 +38,20 @@ def _one(con: duckdb.DuckDBPyConnection, q: ListQuery) -> dict | None:
 
 
 def result_detail(con: duckdb.DuckDBPyConnection, result_id: str) -> dict | None:
-    """One result and its source snapshot; None when there is no such result."""
+    """One result, its source snapshot and its earlier versions (a withdrawn result has
+    ``row`` None and its history); None when the id was never a result."""
     row = _one(con, ListQuery(relation="mlperf_result", public=MlperfResultPublic,
                               equals={"id": [result_id]}, limit=1))
-    if row is None:
+    try:
+        _, history, _ = run_list(con, ListQuery(
+            relation="mlperf_result_revision", public=MlperfRevisionPublic,
+            equals={"result_id": [result_id]}, sort=["valid_to"], limit=1000))
+    except duckdb.CatalogException:  # a snapshot published before revisions were kept
+        history = []
+    if row is None and not history:
         return None
-    return {"row": row, "source": source_snapshot(con, row["source_snapshot_id"])}
+    return {"row": row, "source": row and source_snapshot(con, row["source_snapshot_id"]),
+            "history": history, "withdrawn": row is None}
 
 
 def claim_detail(con: duckdb.DuckDBPyConnection, claim_id: str) -> dict | None:
