@@ -26,7 +26,7 @@ from warehouse.model.public import (
     ListPage,
     ObservationPublic,
 )
-from warehouse.model.vocabulary import DIVISIONS, POWER_STATUSES
+from warehouse.model.vocabulary import AVAILABILITY, DIVISIONS, POWER_STATUSES
 from warehouse.queries.builders import FrontierFilter, ObservationFilter, day
 
 router = APIRouter(prefix="/v1", tags=["observations"])
@@ -70,8 +70,10 @@ def frontier(request: Request, q: Annotated[FrontierParams, Query()]) -> Respons
     at the assumed rate and at the Azure list price; energy per output token where valid, its
     scope said (GPU power vs wall power: not comparable)."""
     divisions = buyer_choice("mlperf_division", q.mlperf_division, "closed", DIVISIONS)
+    available = buyer_choice("mlperf_availability", q.mlperf_availability, "available",
+                             AVAILABILITY)
     day("date", q.date)  # a bad date is said before a bad offer or os, as it always was
-    f = q.model_copy(update={"mlperf_division": divisions,
+    f = q.model_copy(update={"mlperf_division": divisions, "mlperf_availability": available,
                              "offer": check_choice("offer", [q.offer], CHOICES["offer"])[0],
                              "os": check_choice("os", [q.os], CHOICES["os"])[0]})
     query = queries.frontier_query(f)

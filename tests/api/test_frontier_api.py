@@ -206,8 +206,7 @@ def test_mlperf_beside_inferencex_is_cited_and_the_combination_labelled(real):
     assert ml
     for p in ml:
         assert (p["round"], p["division"]) == ("v6.1", "closed")
-        assert p["availability"] in ("available", "preview", "rdi")
-        assert p["preview"] is (p["availability"] == "preview")
+        assert p["availability"] == "available" and p["preview"] is False
         # v6.1 publishes no result ID: the citation names organisation, system, round and the
         # results path at the pinned commit
         assert p["mlperf_id"] is None
@@ -225,6 +224,26 @@ def test_mlperf_beside_inferencex_is_cited_and_the_combination_labelled(real):
     assert all(r["combined"].startswith("Combines MLPerf") for r in table)
     assert sorted(r["citation"] for r in table if r["kind"] == "mlperf") == \
         sorted(p["citation"] for p in ml)
+
+
+def test_the_mlperf_overlay_is_what_a_buyer_can_get_unless_asked(real):
+    """The overlay drew preview systems beside available ones by default (v6.1's preview
+    Vera Rubin NVL72 above every available GB300); like every MLPerf route it now shows
+    available systems unless mlperf_availability says otherwise."""
+    base = {"model": "deepseek-r1", "isl": 1024, "osl": 1024, "limit": 1000,
+            "mlperf_accelerator": "nvidia-vera-rubin,nvidia-gb300"}
+
+    def overlaid(**more):
+        r = real.get("/v1/frontier", params={**base, **more})
+        assert r.status_code == 200, r.text
+        return {(p["accelerator_id"], p["availability"]) for p in r.json()["rows"]
+                if p["kind"] == "mlperf"}
+    default, every = overlaid(), overlaid(mlperf_availability="all")
+    assert ("nvidia-gb300", "available") in default and {a for _, a in default} == {"available"}
+    assert every - default == {("nvidia-vera-rubin", "preview")}
+    assert overlaid(mlperf_availability="preview") == {("nvidia-vera-rubin", "preview")}
+    bad = real.get("/v1/frontier", params={**base, "mlperf_availability": "soon"})
+    assert bad.status_code == 422 and bad.json()["error"]["param"] == "mlperf_availability"
 
 
 def test_lengths_beyond_the_columns_are_a_422_not_a_500(hand):

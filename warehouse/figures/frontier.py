@@ -56,6 +56,7 @@ FRONTIER_PARAMS = (
     ("until", "DATE"), ("x0", "DOUBLE"), ("rate", "DOUBLE"), ("region", "VARCHAR"),
     ("offer", "VARCHAR"), ("os", "VARCHAR"), ("dominated", "BOOLEAN"),
     ("mlperf_division", "VARCHAR[]"), ("ml_accs", "VARCHAR[]"), ("provider", "VARCHAR"),
+    ("mlperf_availability", "VARCHAR[]"),
 )
 
 # The frontier's columns, in order, and what each holds: its Public model is built from this
@@ -345,6 +346,8 @@ ml AS (
       AND r.scenario IN ('Offline', 'Server', 'Interactive')
       AND r.model_family IN (SELECT model_family FROM model_ids)
       AND (len(ask.mlperf_division) = 0 OR list_contains(ask.mlperf_division, r.division))
+      AND (len(ask.mlperf_availability) = 0
+           OR list_contains(ask.mlperf_availability, r.availability))
       AND r.accelerator_id IS NOT NULL
       AND (list_contains(ask.ml_accs, r.accelerator_id)
            OR CASE WHEN len(ask.accs) = 0

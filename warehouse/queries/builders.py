@@ -650,6 +650,9 @@ class FrontierFilter(BaseModel):
                                     "(kind=dominated).")
     mlperf_division: list[str] | None = one_of((*DIVISIONS, "all"), "MLPerf divisions "
                                                "overlaid: closed (default), open, or all.")
+    mlperf_availability: list[str] | None = one_of((*AVAILABILITY, "all"), (
+        "Availability of the MLPerf systems overlaid: available (default: what a buyer can "
+        "get), preview, rdi, or all."))
     mlperf_accelerator: list[str] | None = Field(None, description=(
         "Also overlay MLPerf results of these accelerators, beside those of the accelerators "
         "drawn: e.g. your own run on one accelerator next to MLPerf's on another."))
@@ -667,7 +670,7 @@ def frontier_query(f: FrontierFilter) -> ListQuery:
         f.interactivity, f.rate, f.region, f.offer, f.os, f.include_dominated,
         f.mlperf_division or [],
         Accelerators(tuple(f.mlperf_accelerator)) if f.mlperf_accelerator else [],
-        f.provider.strip().lower() if f.provider else None]
+        f.provider.strip().lower() if f.provider else None, f.mlperf_availability or []]
     q = ListQuery(relation="frontier", public=FrontierPointPublic,
                   subquery=(frontier_sql(), params),
                   sort=["series", "kind", "interactivity"], sources=("inferencex",))
