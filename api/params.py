@@ -113,6 +113,14 @@ def choice(name: str, values: list[str] | None) -> list[str]:
     return check_choice(name, listed(values), CHOICES[name])
 
 
+def bounded(name: str, low: float | None, high: float | None) -> tuple[float | None, float | None]:
+    """``min_<name>`` and ``max_<name>``, or a 422 when the smallest is above the largest (an
+    answer no row could meet, not an empty page)."""
+    if low is not None and high is not None and low > high:
+        raise QueryError(f"min_{name} {low:g} is above max_{name} {high:g}", param=f"min_{name}")
+    return low, high
+
+
 def buyer_choice(name: str, values: list[str] | None, default: str,
                  allowed: tuple[str, ...] | list[str] | None = None) -> list[str]:
     """A division/availability filter of a route that ranks systems: ``default`` (what a buyer

@@ -16,6 +16,7 @@ from api.params import (
     PageParams,
     ResultParams,
     as_of_param,
+    bounded,
     buyer_choice,
     check_choice,
     choice,
@@ -45,8 +46,8 @@ router = APIRouter(prefix="/v1", tags=["derived"])
 class RatioParams(ResultParams):
     include_flagged: bool = Field(True, description="Include Samples/s-vs-Queries/s pairings "
                                   "(flagged=true).")
-    min_ratio: float | None = Field(None, description="Smallest ratio.")
-    max_ratio: float | None = Field(None, description="Largest ratio.")
+    min_ratio: float | None = Field(None, description="Smallest ratio.", allow_inf_nan=False)
+    max_ratio: float | None = Field(None, description="Largest ratio.", allow_inf_nan=False)
 
 
 @router.get("/ratios", summary="Server/Offline and Interactive/Offline throughput ratios",
@@ -56,7 +57,8 @@ def ratios(request: Request, q: Annotated[RatioParams, Query()]) -> Response:
     ``scenario`` is the one compared with Offline (Server or Interactive). Closed division,
     available systems unless ``division``/``availability`` say otherwise."""
     return render_list(request, queries.ratios_query(
-        q.filters(), include_flagged=q.include_flagged, min_ratio=q.min_ratio,
+        q.filters(), include_flagged=q.include_flagged, min_ratio=bounded(
+            "ratio", q.min_ratio, q.max_ratio)[0],
         max_ratio=q.max_ratio), q)
 
 

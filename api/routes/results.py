@@ -9,7 +9,7 @@ from fastapi.responses import Response
 from pydantic import Field
 
 from api.errors import NOT_FOUND
-from api.params import AS_OF, NoQuery, ResultParams, as_of_param, listed
+from api.params import AS_OF, NoQuery, ResultParams, as_of_param, bounded, listed
 from api.routes.common import parse_as_of, render_item, render_list, snapshot
 from warehouse import queries
 from warehouse.model.public import ListPage, MlperfResultPublic, ResultItem
@@ -19,8 +19,8 @@ router = APIRouter(prefix="/v1", tags=["results"])
 
 class ResultsParams(ResultParams):
     units: list[str] | None = Field(None, description="Units, e.g. Tokens/s.")
-    min_result: float | None = Field(None, description="Smallest result.")
-    max_result: float | None = Field(None, description="Largest result.")
+    min_result: float | None = Field(None, description="Smallest result.", allow_inf_nan=False)
+    max_result: float | None = Field(None, description="Largest result.", allow_inf_nan=False)
     as_of: str | None = as_of_param(AS_OF)
 
 
@@ -30,6 +30,7 @@ def list_results(request: Request, q: Annotated[ResultsParams, Query()]) -> Resp
     """Every MLPerf result row with its evidence label (`measured`) and source. Closed
     division, available systems unless ``division``/``availability`` say otherwise.
     Throughput results only, unless ``units`` asks for power rows (``units=Watts``)."""
+    bounded("result", q.min_result, q.max_result)
     query = queries.results_query(q.filters(), units=listed(q.units), min_result=q.min_result,
                                   max_result=q.max_result)
     return render_list(request, query, q, parse_as_of(q.as_of))

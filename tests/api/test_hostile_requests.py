@@ -225,3 +225,27 @@ def test_serve_port_feeds_the_links(full_warehouse, tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@pytest.mark.parametrize("url, param", [
+    ("/v1/results?min_result=nan", "min_result"), ("/v1/ratios?max_ratio=inf", "max_ratio"),
+    ("/v1/results?min_result=100&max_result=10", "min_result"),
+    ("/v1/ratios?min_ratio=2&max_ratio=1", "min_ratio")])
+def test_a_range_bound_that_is_no_number_or_above_its_pair_is_a_422(full_client, url, param):
+    """nan was taken as a bound (an empty answer), and a smallest above the largest too."""
+    r = full_client.get(url)
+    assert r.status_code == 422 and r.json()["error"]["param"] == param, r.text
+
+
+@pytest.mark.parametrize("url, param, known", [
+    ("/v1/sources?source=bogus", "source", "mlperf"),
+    ("/v1/hardware?kind=bogus", "kind", "accelerator"),
+    ("/v1/hardware?metric=bandwith", "metric", "memory_bandwidth")])
+def test_a_closed_set_value_nobody_has_is_said_with_the_known_ones(full_client, url, param,
+                                                                    known):
+    """An unknown source or hardware kind answered 'no rows in this snapshot', which is
+    false; the hint names the value and the ones this snapshot knows."""
+    body = full_client.get(url).json()
+    assert body["total"] == 0
+    assert f"no {param} 'bo" in body["hint"] or f"no {param} 'bandwith'" in body["hint"]
+    assert known in body["hint"]

@@ -439,9 +439,15 @@ def claims_query(*, vendor: list[str], evidence: list[str], metric: list[str], m
 def hardware_query(*, hardware: list[str], vendor: list[str], metric: list[str],
                    kind: list[str]) -> ListQuery:
     """Hardware specs with the hardware they describe."""
-    return ListQuery(relation="hardware_catalog", public=HardwareCatalogPublic, equals={
+    q = ListQuery(relation="hardware_catalog", public=HardwareCatalogPublic, equals={
         "hardware_id": hardware, "vendor": vendor, "metric": metric, "kind": kind},
         casefold=("hardware_id", "vendor"), sources=("curated",))
+    for param, column, values in (("hardware", "hardware_id", hardware), ("vendor", "vendor", vendor),
+                                  ("metric", "metric", metric), ("kind", "kind", kind)):
+        if values:  # a value the catalogue does not know is said, with the known ones
+            q.known.append(Known(param, tuple(v.strip() for v in values),
+                                 f"SELECT DISTINCT {column} FROM hardware_catalog ORDER BY 1"))
+    return q
 
 
 def models_query(*, illustrative: bool | None) -> ListQuery:
@@ -528,8 +534,12 @@ def _price_sources(providers: list[str]) -> tuple[str, ...]:
 
 def sources_query(*, source: list[str]) -> ListQuery:
     """Every source snapshot (fetched body)."""
-    return ListQuery(relation="source_snapshot", public=SourceSnapshotPublic,
-                     equals={"source": source})
+    q = ListQuery(relation="source_snapshot", public=SourceSnapshotPublic,
+                  equals={"source": source})
+    if source:
+        q.known.append(Known("source", tuple(v.strip() for v in source),
+                             "SELECT DISTINCT source FROM source_snapshot ORDER BY 1"))
+    return q
 
 
 # Sequence lengths fit the warehouse's INTEGER columns with room to spare.
