@@ -119,6 +119,14 @@ def load(ctx: LoadContext) -> None:
     for cloud, pin in cfg.clouds.items():
         detail: dict = {"commit": pin.commit}
         ctx.outcome.details[cloud] = detail
+        newer = _behind(ctx, cloud, pin.commit)
+        if newer is not None:
+            detail["status"] = SourceStatus.unchanged
+            ctx.outcome.warnings.append(
+                f"{SOURCE} {cloud}: the pinned commit {pin.commit[:12]} is older than prices "
+                f"already stored (holding from {newer:%Y-%m-%d %H:%M} UTC: a backfill, or a "
+                "later pin); not read again, so they stay current: pin the newest commit")
+            continue
         try:
             written += load_cloud(ctx, cfg, cloud, pin.commit, rules, detail)
         except PerfledgerError as e:
@@ -131,6 +139,16 @@ def load(ctx: LoadContext) -> None:
         raise SourceError("; ".join(f"{c}: {why}" for c, why in ctx.outcome.stale.items()),
                           source=SOURCE)
     ctx.outcome.finish(written)
+
+
+def _behind(ctx: LoadContext, cloud: str, commit: str) -> datetime | None:
+    """When prices newer than the pinned ``commit``'s are stored for ``cloud`` (a backfill
+    past the pin, or a pin moved back): when they hold from. Reading the pin again would
+    version its older prices as a change dated now, the current price reverted."""
+    pinned, newest = ctx.reader.execute(
+        "SELECT max(valid_from) FILTER (WHERE catalog_commit = ?), max(valid_from) "
+        "FROM cloud_price WHERE cloud = ?", [commit, cloud]).fetchone() or (None, None)
+    return newest if pinned is not None and newest > pinned else None
 
 
 def load_cloud(ctx: LoadContext, cfg: CloudPricesConfig, cloud: str, commit: str,

@@ -177,8 +177,8 @@ def test_backfill_versions_a_window_of_commits_in_order(tmp_path, server):
     server.files[f"/{real}/catalogs/v8/vast/vms.csv"] = body
     server.files[f"/{older}/catalogs/v8/vast/vms.csv"] = body.replace(b",18.82,", b",20.00,", 1)
     section = (f'\n[cloud_prices]\nenabled = true\ncommits_api = "{server.url("/repos/commits")}"'
-               f'\n[cloud_prices.clouds]\nvast = {{ commit = "{real}", base_url = '
-               f'"{server.url("")}" }}\n')
+               f'\n[cloud_prices.clouds]\nvast = {{ commit = "{older}", base_url = '
+               f'"{server.url("")}" }}\n')  # the pin left behind what the backfill reads
     settings = make_settings(tmp_path, sources(tmp_path, section))
     since, until = datetime(2026, 11, 1, tzinfo=UTC), datetime(2026, 12, 1, tzinfo=UTC)
     report = refresh(settings, specs=[backfill_spec("vast", since, until, 5)])
@@ -190,6 +190,15 @@ def test_backfill_versions_a_window_of_commits_in_order(tmp_path, server):
         "instance_type = '4x-B200-32-65536' ORDER BY valid_from").fetchall()
     nov10, nov20 = datetime(2026, 11, 10, 6, tzinfo=UTC), datetime(2026, 11, 20, 6, tzinfo=UTC)
     assert history == [(20.0, nov10, nov20, older), (18.82, nov20, None, real)]
+    # an ordinary refresh then read the pin (older) again and versioned its 20.00 as a change
+    # dated now: the current price reverted. It is now left unread, and said
+    plain = refresh(settings)
+    assert plain.status == "unchanged", plain.as_dict()
+    assert any("the pinned commit aaaaaaaaaaaa is older than prices already stored (holding "
+               "from 2026-11-20 06:00 UTC" in w for s in plain.sources for w in s.warnings)
+    assert snapshot(tmp_path).execute(
+        "SELECT hourly_price, valid_from, valid_to, catalog_commit FROM cloud_price WHERE "
+        "instance_type = '4x-B200-32-65536' ORDER BY valid_from").fetchall() == history
     # a second backfill of a window under the stored history is refused, and so is a long one
     again = refresh(settings, specs=[backfill_spec("vast", since, until, 5)])
     assert again.status == "failed" and "holds its prices up to 2026-11-20" in again.message
