@@ -103,14 +103,16 @@ def encode_row(row: dict, columns: list[str]) -> bytes:
 
 
 def etag_for(request: Request, opened: Opened) -> str:
-    """A strong ETag (also the response cache's key) from everything the body depends on: the
-    snapshot id, the path, the query as sent (the order of repeated parameters is significant:
-    ``sort=a&sort=b`` is not ``sort=b&sort=a``) and the negotiated format. Links in a body are
-    built from the configured public URL, never from the Host header, so no header can make
-    one client's body differ from another's."""
+    """A weak ETag from everything the body depends on: the snapshot id, the path, the query
+    as sent (the order of repeated parameters is significant: ``sort=a&sort=b`` is not
+    ``sort=b&sort=a``) and the format ``Accept`` negotiates (as the response cache keys it: two
+    Accept headers asking for CSV share one tag). Weak, since the gzip middleware sends the
+    same representation compressed or not under it (RFC 9110 8.8.1: a strong tag names one
+    exact byte sequence). Links in a body are built from the configured public URL, never
+    from the Host header, so no header can make one client's body differ from another's."""
     key = "\x1f".join([opened.id or "empty", request.url.path, request.url.query,
-                       request.headers.get("accept", "")])
-    return '"' + hashlib.sha256(key.encode()).hexdigest()[:32] + '"'
+                       accepted_format(request.headers.get("accept", "")).value])
+    return 'W/"' + hashlib.sha256(key.encode()).hexdigest()[:32] + '"'
 
 
 def public_link(request: Request, **params: object) -> str:
