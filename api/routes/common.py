@@ -32,6 +32,7 @@ from warehouse.queries import (
     ListQuery,
     caveat_hint,
     empty_hint,
+    list_sql,
     relation_columns,
     run_list,
     run_list_arrow,
@@ -74,6 +75,7 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
     headers = cache_headers(request, opened, max_age)
     cached = not_modified(request, headers)
     if cached is not None:  # the snapshot is immutable: the ETag alone answers a revalidation
+        list_sql(opened.local_cursor(), q)  # of a valid request (RFC 9110 13.2.1): else a 422
         return cached
     arrow = None
     have: frozenset[str] | None = None

@@ -296,3 +296,15 @@ def test_the_interactive_premium_is_for_interactive_rows(full_client):
     assert interactive and all(
         r["interactive_premium"] == pytest.approx(r["offline_result"] / r["other_result"])
         for r in interactive)
+
+
+@pytest.mark.parametrize("url", ["/v1/results?sort=bogus", "/v1/results?columns=bogus",
+                                 "/v1/prices?accelerator=nvidia"])
+@pytest.mark.parametrize("condition", [{"If-None-Match": "*"},
+                                       {"If-Modified-Since": "Sat, 05 Dec 2099 12:00:00 GMT"}])
+def test_a_bad_request_is_a_422_even_when_conditional(full_client, url, condition):
+    """A conditional header made a request that is a 422 without it a 304 (its ETag answered
+    before the query was checked); preconditions apply to what would be a 2xx (RFC 9110
+    13.2.1)."""
+    assert full_client.get(url).status_code == 422
+    assert full_client.get(url, headers=condition).status_code == 422
