@@ -9,7 +9,6 @@ tests/api/test_openapi.py fails when an endpoint has no example.
 
 from __future__ import annotations
 
-import gzip
 import json
 import tempfile
 from pathlib import Path
@@ -31,7 +30,6 @@ from tools.bench_server import (
 from warehouse.settings import Settings
 
 # The recorded InferenceX payloads the tests use too (file reads, not imports)
-INFERENCEX = REPO / "tests" / "cases" / "inferencex"
 
 CALLS = {
     "/v1/results": "/v1/results?model=deepseek-r1&scenario=Interactive&system=GB200&limit=1",
@@ -103,12 +101,6 @@ def main() -> None:
         rounds = (f'"v5.1" = "{server.url("/v5.1.json")}", '
                   f'"v6.1" = "{server.url("/v6.1.csv")}"')
         sources = sources_toml(tmp / "sources.toml", server, rounds)
-        for name in ("availability", "benchmarks"):  # the recorded InferenceX payloads
-            server.files[f"/api/v1/{name}"] = gzip.decompress(
-                (INFERENCEX / f"{name}.json.gz").read_bytes())
-        sources.write_text(sources.read_text() + (
-            f'\n[inferencex]\nenabled = true\nbase_url = "{server.url("")}"\n'
-            f'models = ["dsr1"]\naliases = "{REPO / "data" / "inferencex.yaml"}"\n'))
         settings = Settings(data_dir=tmp / "var", sources=sources)
         report = refresh(settings)
         assert report.status == "published", report.message

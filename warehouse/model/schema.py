@@ -161,7 +161,7 @@ class MlperfResultBase(SQLModel):
     system_id: str | None = F("MLPerf result ID as MLCommons publishes it, to cite with the figure (JSON ID, e.g. 5.1-0001; one ID per submitted system, shared by its benchmarks); NULL for summary.csv rows, which publish none.")
     details_url: str | None = F("Link to the result's details: JSON Details as published (the system's results directory); for a row whose file publishes none (summary.csv), the row's Location directory in the round's results repository at the commit the file is known to be from (the built-in mirror's copy with the same sha256, or a raw.githubusercontent.com URL pinned to a commit); NULL when that commit is not known.")
     code_url: str | None = F("Link to the submission's code (JSON Code).")
-    extras: str | None = F("JSON object of columns or keys this parser does not know (kept, not dropped), and under original the published spelling of a name stored without its zero-width or bidi characters or compatibility forms (NFKC).")
+    extras: str | None = F("JSON object of columns or keys this parser does not know (kept, not dropped); under original the published spelling of a name stored without its zero-width or bidi characters or compatibility forms (NFKC); under units_as_published and units_corrected_by the unit the file wrote where the publisher's own checker says another (ingest/mlperf/units.py).")
     row_number: int = F("Line of the row in the CSV (header = 1), or index of the record in the JSON list (0-based).")
     source_format: str | None = F("csv (summary.csv) or json (summary_results.json).")
     evidence: str = F(label_comment(TABLE_LABELS["mlperf_result"]))
