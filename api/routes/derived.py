@@ -105,10 +105,14 @@ def costs(request: Request, q: Annotated[CostParams, Query()]) -> Response:
     offer = check_choice("offer", [q.offer], CHOICES["offer"])[0]
     os = check_choice("os", [q.os], CHOICES["os"])[0]
     statuses = choice("price_status", q.price_status)
+    providers = listed(q.provider)
+    if providers and "region" in q.model_fields_set:
+        raise QueryError("region: not with provider (a provider is priced at its cheapest "
+                         "region; region picks an Azure region without provider)",
+                         param="region")
     rates, per_accelerator = _rates(listed(q.rate))
     if per_accelerator:
         per_accelerator = _resolved(request, per_accelerator)
-    providers = listed(q.provider)
     query = queries.costs_query(
         q.filters(), bases=bases, rates=rates, accelerator_rates=per_accelerator,
         providers=providers, region=q.region, offer=offer, os=os,

@@ -18,8 +18,9 @@ from api.params import (
     check_choice,
     listed,
 )
-from api.routes.common import parse_as_of, render_list
+from api.routes.common import parse_as_of, render_list, snapshot
 from warehouse import queries
+from warehouse.exceptions import QueryError
 from warehouse.model.public import (
     ClaimObservationPublic,
     FrontierPointPublic,
@@ -73,11 +74,37 @@ def frontier(request: Request, q: Annotated[FrontierParams, Query()]) -> Respons
     available = buyer_choice("mlperf_availability", q.mlperf_availability, "available",
                              AVAILABILITY)
     day("date", q.date)  # a bad date is said before a bad offer or os, as it always was
+    _priced_at(request, q)
     f = q.model_copy(update={"mlperf_division": divisions, "mlperf_availability": available,
                              "offer": check_choice("offer", [q.offer], CHOICES["offer"])[0],
                              "os": check_choice("os", [q.os], CHOICES["os"])[0]})
     query = queries.frontier_query(f)
     return render_list(request, query, q, parse_as_of(q.as_of))
+
+
+def _priced_at(request: Request, q: FrontierParams) -> None:
+    """A provider, or a region asked for, that this snapshot prices nothing at is a 422 (the
+    list-price columns were silently empty); the region only without provider."""
+    if q.provider is None and "region" not in q.model_fields_set:
+        return
+    if q.provider is not None and "region" in q.model_fields_set:
+        raise QueryError("region: not with provider (a provider is priced at its cheapest "
+                         "region; region picks an Azure region without provider)",
+                         param="region")
+    with snapshot(request) as (_, con):
+        if q.provider is not None:
+            param, asked = "provider", q.provider.strip().lower()
+            known = [r[0] for r in con.execute(
+                "SELECT DISTINCT provider FROM provider_price ORDER BY 1").fetchall()]
+            known.append("cheapest")
+        else:
+            param, asked = "region", q.region.strip().lower()
+            known = [r[0] for r in con.execute(
+                "SELECT DISTINCT lower(region) FROM provider_price WHERE provider = 'azure' "
+                "ORDER BY 1").fetchall()]
+    if asked not in known:
+        raise QueryError(f"{param}: no {param} {asked!r} prices anything in this snapshot "
+                         f"(known: {', '.join(known[:25]) or 'none'})", param=param)
 
 
 class ClaimObservationParams(PageParams):

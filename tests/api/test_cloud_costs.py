@@ -215,3 +215,12 @@ def test_v61_llama2_offline_results_priced_on_every_provider_renting_them(client
             assert by[provider]["cost_per_million_tokens"] == pytest.approx(
                 rate * result["total_accelerators"] / (result["result"] * 3600) * 1e6)
         assert by["cheapest"]["rate_per_accelerator_hour"] == pytest.approx(min(expected.values()))
+
+
+def test_region_with_provider_is_a_422_not_ignored(client):
+    """region=eastus2&provider=azure answered rows priced in eastus: the region was dropped."""
+    r = client.get("/v1/costs", params={"basis": "list_price", "provider": "azure",
+                                        "region": "eastus2"})
+    assert r.status_code == 422 and r.json()["error"]["param"] == "region"
+    assert client.get("/v1/costs", params={"basis": "list_price", "provider": "azure"}
+                      ).status_code == 200

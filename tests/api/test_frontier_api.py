@@ -263,3 +263,17 @@ def test_mlperf_division_all_or_known_values_else_422(real, given, status):
     if status == 422:
         assert r.json()["error"]["param"] == "mlperf_division"
         assert "'nope' is not one of closed, open" in r.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("params, param", [
+    ({"provider": "gpc"}, "provider"), ({"region": "nowhere"}, "region"),
+    ({"provider": "azure", "region": "eastus"}, "region")])
+def test_a_place_that_prices_nothing_is_a_422(real, params, param):
+    """provider=gpc (a typo) or region=nowhere answered every point with no list price and no
+    hint; region with provider was ignored. Each is a 422 naming its parameter."""
+    r = real.get("/v1/frontier", params={"model": "deepseek-r1", "isl": 1024, "osl": 1024,
+                                         **params})
+    assert r.status_code == 422 and r.json()["error"]["param"] == param, r.text
+    ok = real.get("/v1/frontier", params={"model": "deepseek-r1", "isl": 1024, "osl": 1024,
+                                          "region": "EastUS2"})
+    assert ok.status_code == 200
