@@ -44,10 +44,28 @@ def _id(description: str) -> str | None:
 Sizes = list[Annotated[int, Field(ge=1, le=100_000)]] | None
 
 
-def _run(request: Request, fn, **kw) -> Response:
+def _run(request: Request, q: Params, fn, **kw) -> Response:
     with snapshot(request) as (opened, con):
         payload = ci.arith(fn, con, **kw)
-    return render_item(request, opened, payload, memo=True)
+    return render_item(request, opened, _labelled(payload, q), memo=True)
+
+
+# Inputs named otherwise than the parameter that sets them (its unit converted).
+SENT_AS = {"allreduce_latency": "allreduce_us"}
+
+
+def _labelled(payload: dict, q: Params) -> dict:
+    """Each input that is a parameter of the route labelled by whether the request sent it:
+    the caller's when sent, the route's documented default when left out (the calculators
+    see a value either way, so they cannot tell)."""
+    for name, used in payload.get("inputs", {}).items():
+        param = SENT_AS.get(name, name)
+        if param in type(q).model_fields and used["origin"] in ("caller", "default"):
+            sent = param in q.model_fields_set
+            used["origin"] = "caller" if sent else "default"
+            if not sent and not used.get("note"):
+                used["note"] = f"the default; {param}= sets it"
+    return payload
 
 
 class DecodeParams(Params):
@@ -75,7 +93,7 @@ def decode_bound(request: Request, q: Annotated[DecodeParams, Query()]) -> Respo
     Inputs needed together: the bandwidth (``hardware`` or ``bandwidth``) and the model's
     active parameters, layers, KV heads and head dim (``model`` or the explicit values); one
     that neither gives is a 422 naming it."""
-    return _run(request, ci.decode, hardware_id=q.hardware, model_id=q.model,
+    return _run(request, q, ci.decode, hardware_id=q.hardware, model_id=q.model,
                 precision=q.precision, context=q.context, batch=q.batch,
                 efficiency=q.efficiency, bandwidth=q.bandwidth, memory=q.memory, params=q.params,
                 active_params=q.active_params, layers=q.layers, kv_heads=q.kv_heads,
@@ -105,7 +123,7 @@ def batch(request: Request, q: Annotated[BatchParams, Query()]) -> Response:
     Inputs needed together: ``hardware`` (its bandwidth) and ``model`` (active parameters,
     layers, KV heads, head dim); the cost column needs ``price_per_hour`` or ``sku`` (priced
     in ``region``). A missing one is a 422 naming it."""
-    return _run(request, ci.batch_tradeoff, hardware_id=q.hardware, model_id=q.model,
+    return _run(request, q, ci.batch_tradeoff, hardware_id=q.hardware, model_id=q.model,
                 precision=q.precision, context=q.context, batches=q.batch or [1, 8, 32],
                 efficiency=q.efficiency, price_per_hour=q.price_per_hour, sku=q.sku,
                 region=q.region)
@@ -130,7 +148,7 @@ def prefill(request: Request, q: Annotated[PrefillParams, Query()]) -> Response:
     Inputs needed together: dense FLOP/s per chip (``hardware`` or ``dense_flops``) and
     active parameters (``model`` or ``active_params``); one that neither gives is a 422 naming
     it."""
-    return _run(request, ci.prefill, hardware_id=q.hardware, model_id=q.model,
+    return _run(request, q, ci.prefill, hardware_id=q.hardware, model_id=q.model,
                 prompt_tokens=q.prompt_tokens, mfu=q.mfu, chips=q.chips,
                 dense_flops=q.dense_flops, active_params=q.active_params)
 
@@ -144,12 +162,12 @@ class RidgeParams(Params):
 def ridge(request: Request, q: Annotated[RidgeParams, Query()]) -> Response:
     """FLOPs per byte a kernel needs to be compute-bound on this hardware. A hardware entry
     without dense FLOP/s or bandwidth is a 422 naming the missing figure."""
-    return _run(request, ci.ridge, hardware_id=q.hardware)
+    return _run(request, q, ci.ridge, hardware_id=q.hardware)
 
 
-def _pure(request: Request, payload: dict) -> Response:
+def _pure(request: Request, q: Params, payload: dict) -> Response:
     """A calculation from the caller's numbers alone (no warehouse input)."""
-    return render_item(request, reader(request).get(), payload, memo=True)
+    return render_item(request, reader(request).get(), _labelled(payload, q), memo=True)
 
 
 class SpeculativeParams(Params):
@@ -165,7 +183,7 @@ class SpeculativeParams(Params):
             summary="Speculative decoding speedup (Leviathan et al.)")
 def speculative(request: Request, q: Annotated[SpeculativeParams, Query()]) -> Response:
     """E = (1 − α^(γ+1)) / (1 − α); speedup = E / (γc + 1); best γ when γ is omitted."""
-    return _pure(request, ci.speculative(alpha=q.alpha, c=q.c, gamma=q.gamma,
+    return _pure(request, q, ci.speculative(alpha=q.alpha, c=q.c, gamma=q.gamma,
                                          max_gamma=q.max_gamma))
 
 
@@ -185,7 +203,7 @@ class TensorParallelParams(Params):
             summary="Time per token under tensor parallelism")
 def tensor_parallel(request: Request, q: Annotated[TensorParallelParams, Query()]) -> Response:
     """weight bytes ÷ (TP × bandwidth × efficiency) + layers × 2 × all-reduce latency."""
-    return _pure(request, ci.tensor_parallel(
+    return _pure(request, q, ci.tensor_parallel(
         weight_bytes=q.weight_bytes, degrees=q.tp or [8, 16, 32, 72], bandwidth_per_gpu=q.bandwidth_per_gpu,
         efficiency=q.efficiency, layers=q.layers, allreduce_us=q.allreduce_us))
 
@@ -209,7 +227,7 @@ def kv_transfer(request: Request, q: Annotated[KvTransferParams, Query()]) -> Re
 
     Inputs needed together: layers, KV heads and head dim (``model`` or the explicit values);
     one that neither gives is a 422 naming it."""
-    return _run(request, ci.kv_transfer, model_id=q.model, prompt_tokens=q.prompt_tokens,
+    return _run(request, q, ci.kv_transfer, model_id=q.model, prompt_tokens=q.prompt_tokens,
                 precision=q.precision, links=q.link_bandwidth or [1.8e12, 50e9], layers=q.layers, kv_heads=q.kv_heads,
                 head_dim=q.head_dim)
 
@@ -232,7 +250,7 @@ def capacity(request: Request, q: Annotated[CapacityParams, Query()]) -> Respons
     Inputs needed together: parameters (``model`` or ``params``) and the capacity per unit
     (``hardware``'s ``metric`` or ``capacity_per_unit``); one that neither gives is a 422
     naming it."""
-    return _run(request, ci.capacity, model_id=q.model, params=q.params, precision=q.precision,
+    return _run(request, q, ci.capacity, model_id=q.model, params=q.params, precision=q.precision,
                 hardware_id=q.hardware, metric=q.metric, capacity_per_unit=q.capacity_per_unit)
 
 
@@ -251,7 +269,7 @@ def bandwidth_needed(request: Request, q: Annotated[BandwidthParams, Query()]) -
 
     Needs the active parameters (``model`` or ``active_params``); without either, a 422
     naming it."""
-    return _run(request, ci.bandwidth_needed, model_id=q.model, active_params=q.active_params,
+    return _run(request, q, ci.bandwidth_needed, model_id=q.model, active_params=q.active_params,
                 precision=q.precision, tpot_ms=q.tpot_ms, efficiency=q.efficiency)
 
 

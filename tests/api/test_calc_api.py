@@ -201,3 +201,35 @@ def test_invalid_inputs_name_the_parameter(full_client, path, param):
     assert r.status_code == 422, r.text
     err = r.json()["error"]
     assert err["param"] == param and err["message"]
+
+
+def test_an_input_left_out_is_the_default_and_one_sent_the_callers(full_client):
+    """Every default was labelled origin caller (tensor-parallel's 1e11 weight bytes, decode's
+    8192 context), and an efficiency sent equal to the default was labelled default."""
+    tp = full_client.get("/v1/calc/tensor-parallel").json()["inputs"]
+    assert {k: v["origin"] for k, v in tp.items()} == dict.fromkeys(
+        ("weight_bytes", "bandwidth_per_gpu", "efficiency", "layers", "allreduce_latency"),
+        "default")
+    assert tp["allreduce_latency"]["note"] == "the default; allreduce_us= sets it"
+    base = {"hardware": "8x-nvidia-h100-sxm", "model": "illustrative-100b"}
+    left = full_client.get("/v1/calc/decode-bound", params=base).json()["inputs"]
+    sent = full_client.get("/v1/calc/decode-bound", params={**base, "efficiency": 1,
+                                                            "context": 8192}).json()["inputs"]
+    assert (left["efficiency"]["origin"], left["context"]["origin"]) == ("default", "default")
+    assert (sent["efficiency"]["origin"], sent["context"]["origin"]) == ("caller", "caller")
+    assert left["bandwidth"]["origin"] == sent["bandwidth"]["origin"] == "warehouse"
+
+
+def test_capacity_names_what_is_missing(full_client):
+    """Without a model the 422 named hardware; a GPU asked for its default metric (SRAM) was
+    told its params were unknown, not that memory_capacity would answer."""
+    no_model = full_client.get("/v1/calc/capacity", params={"hardware": "cerebras-wse-3"})
+    assert no_model.status_code == 422 and no_model.json()["error"]["param"] == "model"
+    gpu = full_client.get("/v1/calc/capacity", params={"model": "illustrative-100b",
+                                                       "hardware": "nvidia-h100-sxm"})
+    assert gpu.status_code == 422 and gpu.json()["error"]["param"] == "metric"
+    assert "metric=memory_capacity" in gpu.json()["error"]["message"]
+    ok = full_client.get("/v1/calc/capacity", params={"model": "illustrative-100b",
+                                                      "hardware": "nvidia-h100-sxm",
+                                                      "metric": "memory_capacity"})
+    assert ok.status_code == 200, ok.text

@@ -318,7 +318,14 @@ def capacity(con, *, model_id: str | None, params: float | None, precision: str,
     inputs = {"params": pick(params, "count", md.get("params")),
               "capacity_per_unit": pick(capacity_per_unit, "B", hw.get(metric)),
               "bytes_per_weight": default(calc.BYTES_PER_VALUE[precision], "B", precision)}
-    p, cap = need(inputs, "params", "capacity_per_unit", param="hardware")
+    p, = need(inputs, "params", param="model")
+    if inputs["capacity_per_unit"] is None or inputs["capacity_per_unit"].value is None:
+        has = [m for m in ("memory_capacity", "sram_capacity") if m != metric and hw.get(m)]
+        raise QueryError(f"metric: {hardware_id or 'the hardware'} has no {metric}"
+                         + (f"; metric={has[0]} uses its {has[0]}" if has else "")
+                         + "; or pass capacity_per_unit explicitly", param="metric"
+                         if has else "hardware")
+    cap = float(inputs["capacity_per_unit"].value)
     return result("capacity", inputs, arith(
         calc.capacity_units, params=p, bytes_per_weight=calc.BYTES_PER_VALUE[precision],
         capacity_per_unit=cap))
