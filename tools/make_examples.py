@@ -115,7 +115,10 @@ def main() -> None:
             response = client.get(url.format(**ids))
             assert response.status_code == 200, (url, response.text)
             out[path] = _trim(response.json())
-        (REPO / "api" / "examples.json").write_text(json.dumps(out, indent=1, default=str) + "\n")
+        # curated files named from the checkout they were read in: named from the repository
+        # instead, so the document is the same wherever it is built or served
+        text = json.dumps(out, indent=1, default=str).replace(f"{REPO}/", "")
+        (REPO / "api" / "examples.json").write_text(text + "\n")
         print(f"recorded {len(out)} examples")
     finally:
         server.stop()
