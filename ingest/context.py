@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -128,7 +129,19 @@ class LoadContext:
     emit: Callable[[str, str], None] = lambda kind, text: None  # progress for the operator
     deadline: float | None = None  # time.monotonic() by which the source must be done
     request_seconds: float = 300.0  # the most one request (retries included) may take
+    floor: datetime | None = None  # the store's newest time (Layout.newest_known) at the start
     _pending: list[dict] = field(default_factory=list)
+
+    def now(self) -> datetime:
+        """The time this run stamps what it writes: the clock's, never before the store's
+        newest (a clock set back continues from the store, so versions and fetches stay in
+        order and no interval ends before it starts)."""
+        wall = datetime.now(UTC)
+        return max(wall, self.floor) if self.floor is not None else wall
+
+    def fetched(self, raw: Raw) -> datetime:
+        """When ``raw`` is recorded as fetched: its fetch time, never before the store's."""
+        return max(raw.fetched_at, self.floor) if self.floor is not None else raw.fetched_at
 
     def resolve(self, url: str) -> str:
         """A configured URL, relative plain paths made absolute against the sources file."""
@@ -210,7 +223,8 @@ class LoadContext:
         raw_path = self.layout.save_raw(raw.body, sha)
         self.outcome.bytes_fetched += len(raw.body)
         row = {"id": snapshot_id, "source": raw.source, "kind": kind, "label": label,
-               "url": raw.url if defer else redact(raw.url), "fetched_at": raw.fetched_at, "sha256": sha,
+               "url": raw.url if defer else redact(raw.url), "sha256": sha,
+               "fetched_at": self.fetched(raw),
                "byte_size": len(raw.body), "etag": raw.etag, "last_modified": raw.last_modified,
                "parser_version": parser_version, "raw_path": raw_path}
         if defer:

@@ -347,6 +347,7 @@ class _Run:
     accept_shrink: bool
     accept_growth: bool
     deadline: float
+    floor: datetime | None = None  # the store's newest time, set when the run starts
 
     def run(self, selected: list[SourceSpec]) -> RunReport:
         report, stage = self.report, self.stage
@@ -357,6 +358,7 @@ class _Run:
         loaded = frozenset() if self.layout.read_current() is None \
             else loaded_sources(stage.reader())
         newest = self.layout.newest_known()  # a clock set back does not move "today" back
+        self.floor = newest  # nor a version's or a fetch's time (LoadContext.now)
         today = max(datetime.now(UTC), newest or datetime.now(UTC)).date().isoformat()
         for spec in selected:
             self.load(spec, had_rows=spec.name in loaded, today=today)
@@ -392,7 +394,7 @@ class _Run:
                           growth_ratio=settings.growth_ratio,
                           accept_growth=self.accept_growth,
                           limits=_limits(settings, config),
-                          changing=validation.prewarm, emit=self.emit,
+                          changing=validation.prewarm, emit=self.emit, floor=self.floor,
                           request_seconds=settings.http_deadline,
                           deadline=min(self.deadline, time.monotonic()
                                        + settings.source_deadline))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
+from datetime import datetime
 
 from pydantic import Field
 
@@ -48,7 +48,7 @@ def load(ctx: LoadContext) -> None:
     cfg = ctx.config
     assert isinstance(cfg, AzureConfig)
     url = ctx.resolve(cfg.url)
-    observed = datetime.now(UTC)
+    observed = ctx.now()
     pages = _fetch(ctx, cfg, url)
     digest = hashlib.sha256("\n".join([PARSER_VERSION, *(sha for sha, _ in pages)])
                             .encode()).hexdigest()

@@ -11,7 +11,7 @@ fetch fails, the built-in mirror's carried sample for that commit stands in.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -155,7 +155,7 @@ def load_cloud(ctx: LoadContext, cfg: CloudPricesConfig, cloud: str, commit: str
                rules: Rules, detail: dict, *, observed: datetime | None = None) -> int:
     """One cloud's file at ``commit``: the rows written (0 when unchanged). ``observed`` is
     when its prices held (a backfill passes the commit's date); default now."""
-    observed = observed or datetime.now(UTC)
+    observed = observed or ctx.now()
     parser = f"{PARSER_VERSION}+rules:{rules.sha256[:12]}"  # new rules: the file is read again
     prev = ctx.previous(SOURCE, cloud)
     raw, copy = fetch_or_carried(ctx, cloud_url(cfg, cloud, commit), SOURCE, prev,

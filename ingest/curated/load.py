@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 
 from ingest.context import CURATED_DATA, LoadContext, SourceConfig
@@ -55,7 +55,7 @@ def _keep_claim_history(ctx: LoadContext, new_claims: list[dict]) -> None:
     compared = ("vendor", "product", "model", "metric", "value", "unit", "evidence", "claimed_on",
                 "checked_on", "source_url", "quote", "conditions", "accelerator_id", "note")
     new = {c["id"]: c for c in new_claims}
-    now = datetime.now(UTC)
+    now = ctx.now()
     history = []
     for old in fetch_dicts(ctx.con, "SELECT c.*, s.fetched_at AS _fetched FROM claim c "
                                     "LEFT JOIN source_snapshot s ON s.id = c.source_snapshot_id"):
@@ -66,7 +66,7 @@ def _keep_claim_history(ctx: LoadContext, new_claims: list[dict]) -> None:
         history.append({
             "id": f"{old['id']}@{now.isoformat()}", "claim_id": old["id"],
             "status": "withdrawn" if fresh is None else "edited", "valid_from": fetched,
-            "valid_to": now, "value": old["value"], "evidence": old["evidence"],
+            "valid_to": max(now, fetched) if fetched else now, "value": old["value"], "evidence": old["evidence"],
             "claimed_on": old["claimed_on"], "checked_on": old["checked_on"],
             "version": json.dumps(old, default=str), "source_snapshot_id": old["source_snapshot_id"]})
     insert_rows(ctx.con, "claim_history", history)

@@ -150,7 +150,7 @@ def _load_round(ctx: LoadContext, round_name: str, url: str, detail: dict, *,
                        {(r["model_id"], r["scenario"]) for r in rows})
     ctx.record(raw, kind="mlperf_summary", label=round_name, parser_version=PARSER_VERSION)
     if prev is not None and prev["sha256"] != raw.sha256:  # re-published, not re-read
-        detail.update(_keep_revisions(ctx, rows, rounds, raw.fetched_at))
+        detail.update(_keep_revisions(ctx, rows, rounds, ctx.fetched(raw)))
     ctx.con.execute("DELETE FROM mlperf_result WHERE list_contains(?, round)", [rounds])
     insert_rows(ctx.con, "mlperf_result", rows)
     detail.update(status=SourceStatus.updated, rows=len(rows), sha256=raw.sha256,

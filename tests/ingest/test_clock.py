@@ -5,6 +5,7 @@ data an earlier refresh accepted is not refused as "in the future"."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -102,3 +103,49 @@ def test_a_right_clock_is_used_as_it_is(tmp_path):
     # refresh reports one only past 2 s); this test raced at exactly 0 once
     assert layout.clock_behind() < 1
     assert abs(layout.publish_time() - datetime.now(UTC)) < timedelta(seconds=2)
+
+
+def _as_written_ahead(var, ahead: timedelta) -> None:
+    """The current snapshot as a clock ``ahead`` of now would have written it (its fetches and
+    its publish ``ahead``): what the store holds once the clock is set back by ``ahead``."""
+    layout = Layout(var)
+    pointer = json.loads(layout.current.read_text())
+    at = datetime.fromisoformat(pointer["published_at"]) + ahead
+    snapshot_id = at.strftime(ID_TIME) + "-abcdef"
+    path = layout.snapshots / f"{snapshot_id}.duckdb"
+    shutil.copyfile(layout.snapshots / pointer["file"], path)
+    with duckdb.connect(str(path)) as con:
+        con.execute("UPDATE source_snapshot SET fetched_at = fetched_at + ?", [ahead])
+    run = {"id": snapshot_id, "started_at": at.isoformat(), "finished_at": at.isoformat(),
+           "status": "published", "snapshot_id": snapshot_id, "message": "", "sources": []}
+    (layout.runs / f"{snapshot_id}.json").write_text(json.dumps(run))
+    layout.current.write_text(json.dumps({**pointer, "id": snapshot_id, "file": path.name,
+                                          "published_at": at.isoformat()}))
+
+
+def test_a_claim_edited_with_the_clock_set_back_keeps_time_in_order(tmp_path):
+    """With the clock set back after a publish, editing a claim kept a claim_history version
+    that ended before it started (valid_to the clock's now, valid_from the earlier fetch, 3
+    days later), and stamped the new fetch before the old one, so the next refresh took the
+    old as the latest and published identical files again. Times continue from the store's."""
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "data", data)
+    settings = make_settings(tmp_path, write_sources(tmp_path / "sources.toml",
+                                                     curated=f'dir = "{data}"'))
+    assert refresh(settings).status == "published"
+    _as_written_ahead(tmp_path / "var", timedelta(days=3))
+    claims = data / "claims.yaml"
+    claims.write_text(claims.read_text().replace("    value: 30\n", "    value: 31\n", 1))
+    assert refresh(settings).status == "published"
+    with duckdb.connect(str(Layout(tmp_path / "var").read_current().path), read_only=True) as con:
+        [(valid_from, valid_to)] = con.execute(
+            "SELECT valid_from, valid_to FROM claim_history").fetchall()
+        [(old, new)] = con.execute(
+            "SELECT min(fetched_at), max(fetched_at) FROM source_snapshot WHERE source = "
+            "'curated' AND label = 'claims.yaml'").fetchall()
+        latest_sha = con.execute(
+            "SELECT sha256 FROM source_snapshot WHERE source = 'curated' AND label = "
+            "'claims.yaml' ORDER BY fetched_at DESC LIMIT 1").fetchone()[0]
+    assert valid_to >= valid_from
+    assert new > old and latest_sha == hashlib.sha256(claims.read_bytes()).hexdigest()
+    assert refresh(settings).status == "unchanged"  # the same files: nothing to publish
