@@ -51,7 +51,7 @@ def _run(request: Request, q: Params, fn, **kw) -> Response:
 
 
 # Inputs named otherwise than the parameter that sets them (its unit converted).
-SENT_AS = {"allreduce_latency": "allreduce_us"}
+SENT_AS = {"allreduce_latency": "allreduce_us", "tpot": "tpot_ms"}
 
 
 def _labelled(payload: dict, q: Params) -> dict:

@@ -218,6 +218,10 @@ def test_an_input_left_out_is_the_default_and_one_sent_the_callers(full_client):
     assert (left["efficiency"]["origin"], left["context"]["origin"]) == ("default", "default")
     assert (sent["efficiency"]["origin"], sent["context"]["origin"]) == ("caller", "caller")
     assert left["bandwidth"]["origin"] == sent["bandwidth"]["origin"] == "warehouse"
+    needed = full_client.get("/v1/calc/bandwidth-needed", params={"active_params": 32e9}
+                             ).json()["inputs"]  # its input tpot is set by tpot_ms
+    assert (needed["tpot"]["origin"], needed["tpot"]["note"]) == (
+        "default", "the default; tpot_ms= sets it")
 
 
 def test_capacity_names_what_is_missing(full_client):

@@ -175,3 +175,30 @@ def test_cors_off_by_default_and_configurable(full_copy, client_for):
 def test_huge_offset_is_a_422_not_a_500(client):
     r = client.get("/v1/hardware?offset=9223372036854775808")
     assert r.status_code == 422 and r.json()["error"]["param"] == "offset"
+
+
+def test_a_snapshot_published_before_revisions_were_kept_serves_its_items(full_copy,
+                                                                         client_for):
+    """A snapshot without mlperf_result_revision (published by an earlier version) answered
+    /v1/results/{id}, /v1/sources/{id} and /v1/claims/{id} with a 500: the row counts per fact
+    table named the table it lacks."""
+    import json
+
+    import duckdb
+
+    from tests.conftest import make_settings
+
+    tmp, sources = full_copy
+    current = json.loads((tmp / "var" / "CURRENT").read_text())
+    with duckdb.connect(str(tmp / "var" / "snapshots" / current["file"])) as con:
+        con.execute("DROP TABLE mlperf_result_revision")
+    client = client_for(make_settings(tmp, sources))
+    row = client.get("/v1/results?limit=1").json()["rows"][0]
+    item = client.get(f"/v1/results/{row['id']}")
+    assert item.status_code == 200 and item.json()["history"] == []
+    source = client.get(f"/v1/sources/{row['source_snapshot_id']}")
+    assert source.status_code == 200
+    assert source.json()["row"]["rows"]["mlperf_result_revision"] == 0
+    assert source.json()["row"]["rows"]["mlperf_result"] > 0
+    claim = client.get("/v1/claims").json()["rows"][0]
+    assert client.get(f"/v1/claims/{claim['id']}").status_code == 200

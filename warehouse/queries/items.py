@@ -21,14 +21,18 @@ from warehouse.storage.db import fetch_dicts
 
 
 def source_snapshot(con: duckdb.DuckDBPyConnection, snapshot_id: str) -> dict | None:
-    """A source snapshot row and the count of rows parsed from it, per fact table."""
+    """A source snapshot row and the count of rows parsed from it, per fact table (0 for a
+    table a snapshot published before it existed lacks)."""
     rows = fetch_dicts(con, "SELECT * FROM source_snapshot WHERE id = ?", [snapshot_id])
     if not rows:
         return None
+    have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     counts = " UNION ALL ".join(
-        f"SELECT '{t}', count(*) FROM {t} WHERE source_snapshot_id = $id" for t in FACT_TABLES)
+        f"SELECT '{t}', count(*) FROM {t} WHERE source_snapshot_id = $id"
+        for t in FACT_TABLES if t in have)
     row = {k: rows[0][k] for k in SourceSnapshotPublic.model_fields}
-    row["rows"] = dict(con.execute(counts, {"id": snapshot_id}).fetchall())  # noqa: S608
+    row["rows"] = dict.fromkeys(FACT_TABLES, 0) | dict(  # noqa: S608 - the code's own names
+        con.execute(counts, {"id": snapshot_id}).fetchall())
     return row
 
 
