@@ -19,6 +19,7 @@ others load; the source fails only when every model does.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import date
 from urllib.parse import quote
 
@@ -139,6 +140,7 @@ def _load_model(ctx: LoadContext, cfg: InferencexConfig, display: str, report: P
     if fresh is None:
         detail["status"] = SourceStatus.unchanged
         return 0
+    fresh = dataclasses.replace(fresh, fetched_at=ctx.fetched(fresh))  # the store's order
     return _add(ctx, fresh, display, label, cfg.as_of, report, detail,
                 rows_key=copy.rows_key if copy else None)
 
