@@ -14,7 +14,7 @@ import typer
 
 from cli import EXIT_LOCKED, fail
 from warehouse.exceptions import PerfledgerError
-from warehouse.model.vocabulary import SourceStatus
+from warehouse.model.vocabulary import ImportOutcome, SourceStatus
 from warehouse.settings import Settings
 from warehouse.storage.store import Layout
 
@@ -50,7 +50,7 @@ def _lines(report) -> list[str]:  # noqa: ANN001 - a RunReport
     lines = []
     for s in report.sources:
         for f in s.details.get("files", []):
-            if f["status"] == "refused":
+            if f["status"] == ImportOutcome.refused:
                 lines.append(f"refused: {f['error']}")
             else:
                 lines.append(f"{f['status']}: {f['file']} ({f['tool']}, {f['runs']} run(s)), "

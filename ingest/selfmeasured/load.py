@@ -25,7 +25,7 @@ from ingest.http import Raw
 from ingest.selfmeasured import detect, suite
 from ingest.selfmeasured.runs import Parsed
 from warehouse.exceptions import ImportRefused, ResultFileError
-from warehouse.model.vocabulary import Evidence
+from warehouse.model.vocabulary import Evidence, ImportOutcome
 from warehouse.storage.db import fetch_dicts, insert_rows
 
 SOURCE = "selfmeasured"
@@ -165,14 +165,14 @@ def _import_one(ctx: LoadContext, path: Path, stated: Statement,
                               f"{b['accelerator_id']} and model {b['model']}; remove it first "
                               f"(perfledger import --remove {b['id']})", file=name)
     if before and before[0]["accelerator_id"] == stated.accelerator:
-        return {**entry, "status": "unchanged", "runs": before[0]["runs"],
+        return {**entry, "status": ImportOutcome.unchanged, "runs": before[0]["runs"],
                 "tool": before[0]["tool"]}
     parsed = detect.read(name, body)
     ctx.changing()
     if before:  # stored with the accelerator as typed (before ids were canonical): again
         ctx.con.execute("DELETE FROM self_observation WHERE import_id = ?", [entry["import_id"]])
     runs = _store(ctx, raw, parsed, stated, mapping)
-    return {**entry, "status": "imported", "runs": runs, "tool": parsed.tool,
+    return {**entry, "status": ImportOutcome.imported, "runs": runs, "tool": parsed.tool,
             "tool_version": parsed.tool_version, "schema_version": parsed.schema_version}
 
 
@@ -184,11 +184,11 @@ def load_files(ctx: LoadContext, *, paths: list[Path], stated: Statement) -> Non
         try:
             entry = _import_one(ctx, path, stated, mapping)
         except ResultFileError as e:
-            entry = {"file": path.name, "status": "refused", "error": str(e)}
+            entry = {"file": path.name, "status": ImportOutcome.refused, "error": str(e)}
             ctx.outcome.stale[path.name] = str(e)
             ctx.outcome.unloaded.add(path.name)
         files.append(entry)
-        written += entry["runs"] if entry["status"] == "imported" else 0
+        written += entry["runs"] if entry["status"] == ImportOutcome.imported else 0
     ctx.outcome.details["files"] = files
     ctx.outcome.details["model_mapping"] = mapping
     ctx.outcome.finish(written)

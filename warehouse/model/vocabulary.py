@@ -224,6 +224,14 @@ PRICE_SOURCES = ("azure_prices", "cloud_prices")  # where a price_catalog row wa
 CATALOG_OFFERS = (Offer.on_demand.value, Offer.spot.value, Offer.low_priority.value)
 
 
+class ImportOutcome(StrEnum):
+    """What ``perfledger import`` did with one result file."""
+
+    imported = "imported"    # its runs were stored
+    unchanged = "unchanged"  # the same bytes, stated the same, were already stored
+    refused = "refused"      # the file was refused, naming file, run and field
+
+
 class CatalogSentinel(StrEnum):
     """Why a catalog price was refused (``cloud_price.refused``): never a price, kept to show."""
 
