@@ -113,12 +113,20 @@ def choice(name: str, values: list[str] | None) -> list[str]:
     return check_choice(name, listed(values), CHOICES[name])
 
 
-def bounded(name: str, low: float | None, high: float | None) -> tuple[float | None, float | None]:
-    """``min_<name>`` and ``max_<name>``, or a 422 when the smallest is above the largest (an
-    answer no row could meet, not an empty page)."""
+def bounded(name: str, low: float | None, high: float | None) -> None:
+    """A 422 when ``min_<name>`` is above ``max_<name>`` (an answer no row could meet, not an
+    empty page)."""
     if low is not None and high is not None and low > high:
         raise QueryError(f"min_{name} {low:g} is above max_{name} {high:g}", param=f"min_{name}")
-    return low, high
+
+
+def one_price_place(provider: bool, region: bool) -> None:
+    """A 422 naming region when both are given: ``region`` picks an Azure region, ``provider``
+    prices each provider at its cheapest region."""
+    if provider and region:
+        raise QueryError("region: not with provider (a provider is priced at its cheapest "
+                         "region; region picks an Azure region without provider)",
+                         param="region")
 
 
 def buyer_choice(name: str, values: list[str] | None, default: str,

@@ -21,6 +21,7 @@ from api.params import (
     check_choice,
     choice,
     listed,
+    one_price_place,
     vocab,
 )
 from api.routes.common import parse_as_of, reader, render_list, snapshot
@@ -56,9 +57,9 @@ def ratios(request: Request, q: Annotated[RatioParams, Query()]) -> Response:
     """Each pair carries both source result ids, accelerator, availability and inferred flags.
     ``scenario`` is the one compared with Offline (Server or Interactive). Closed division,
     available systems unless ``division``/``availability`` say otherwise."""
+    bounded("ratio", q.min_ratio, q.max_ratio)
     return render_list(request, queries.ratios_query(
-        q.filters(), include_flagged=q.include_flagged, min_ratio=bounded(
-            "ratio", q.min_ratio, q.max_ratio)[0],
+        q.filters(), include_flagged=q.include_flagged, min_ratio=q.min_ratio,
         max_ratio=q.max_ratio), q)
 
 
@@ -106,10 +107,7 @@ def costs(request: Request, q: Annotated[CostParams, Query()]) -> Response:
     os = check_choice("os", [q.os], CHOICES["os"])[0]
     statuses = choice("price_status", q.price_status)
     providers = listed(q.provider)
-    if providers and "region" in q.model_fields_set:
-        raise QueryError("region: not with provider (a provider is priced at its cheapest "
-                         "region; region picks an Azure region without provider)",
-                         param="region")
+    one_price_place(bool(providers), "region" in q.model_fields_set)
     rates, per_accelerator = _rates(listed(q.rate))
     if per_accelerator:
         per_accelerator = _resolved(request, per_accelerator)

@@ -17,6 +17,7 @@ from api.params import (
     buyer_choice,
     check_choice,
     listed,
+    one_price_place,
 )
 from api.routes.common import parse_as_of, render_list, snapshot
 from warehouse import queries
@@ -85,23 +86,17 @@ def frontier(request: Request, q: Annotated[FrontierParams, Query()]) -> Respons
 def _priced_at(request: Request, q: FrontierParams) -> None:
     """A provider, or a region asked for, that this snapshot prices nothing at is a 422 (the
     list-price columns were silently empty); the region only without provider."""
-    if q.provider is None and "region" not in q.model_fields_set:
+    region = "region" in q.model_fields_set
+    one_price_place(q.provider is not None, region)
+    if q.provider is None and not region:
         return
-    if q.provider is not None and "region" in q.model_fields_set:
-        raise QueryError("region: not with provider (a provider is priced at its cheapest "
-                         "region; region picks an Azure region without provider)",
-                         param="region")
+    param, asked = (("provider", q.provider) if q.provider is not None
+                    else ("region", q.region))
+    asked = asked.strip().lower()
     with snapshot(request) as (_, con):
-        if q.provider is not None:
-            param, asked = "provider", q.provider.strip().lower()
-            known = [r[0] for r in con.execute(
-                "SELECT DISTINCT provider FROM provider_price ORDER BY 1").fetchall()]
-            known.append("cheapest")
-        else:
-            param, asked = "region", q.region.strip().lower()
-            known = [r[0] for r in con.execute(
-                "SELECT DISTINCT lower(region) FROM provider_price WHERE provider = 'azure' "
-                "ORDER BY 1").fetchall()]
+        known = queries.price_places(con, param)
+    if param == "provider":
+        known.append("cheapest")
     if asked not in known:
         raise QueryError(f"{param}: no {param} {asked!r} prices anything in this snapshot "
                          f"(known: {', '.join(known[:25]) or 'none'})", param=param)

@@ -46,6 +46,7 @@ from warehouse.model.vocabulary import (
     model_family,
     normalise_model,
 )
+from warehouse.queries.items import PRICE_PLACES
 from warehouse.queries.listing import (
     Accelerators,
     AnyOf,
@@ -313,8 +314,7 @@ def costs_query(f: ResultFilter, *, bases: list[str], rates: list[float], region
     q.subquery, q.keep = (sql, list(params)), True
     asked = tuple(p for p in providers or () if p != "all")
     if asked:
-        q.known.append(Known("provider", asked,
-                             "SELECT DISTINCT provider FROM provider_price ORDER BY 1"))
+        q.known.append(Known("provider", asked, PRICE_PLACES["provider"]))
     q.equals["price_status"] = price_status
     if "list_price" in bases and not providers:  # a row Azure does not price: said, and why
         q.caveat = Caveat("price_status = 'no price'", "{n} rows say 'no price' ({why}); "

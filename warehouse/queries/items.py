@@ -102,6 +102,19 @@ def meta(con: duckdb.DuckDBPyConnection) -> dict:
     }
 
 
+# The values a price place takes in this snapshot: every provider that prices something, and
+# Azure's regions (lower case).
+PRICE_PLACES = {
+    "provider": "SELECT DISTINCT provider FROM provider_price ORDER BY 1",
+    "region": "SELECT DISTINCT lower(region) FROM provider_price WHERE provider = 'azure' "
+              "ORDER BY 1"}
+
+
+def price_places(con: duckdb.DuckDBPyConnection, param: str) -> list[str]:
+    """The providers (``param`` provider) or Azure regions (region) this snapshot prices at."""
+    return [r[0] for r in con.execute(PRICE_PLACES[param]).fetchall()]
+
+
 def current_price(con: duckdb.DuckDBPyConnection, sku: str, region: str) -> dict | None:
     """The current on-demand Linux price of one Azure VM size in one region (names as
     /v1/prices matches them, case aside), if listed, with the accelerator and how many the VM
