@@ -145,9 +145,9 @@ def _behind(ctx: LoadContext, cloud: str, commit: str) -> datetime | None:
     """When prices newer than the pinned ``commit``'s are stored for ``cloud`` (a backfill
     past the pin, or a pin moved back): when they hold from. Reading the pin again would
     version its older prices as a change dated now, the current price reverted."""
-    pinned, newest = ctx.reader.execute(
+    [(pinned, newest)] = ctx.reader.execute(  # an aggregate: one row
         "SELECT max(valid_from) FILTER (WHERE catalog_commit = ?), max(valid_from) "
-        "FROM cloud_price WHERE cloud = ?", [commit, cloud]).fetchone() or (None, None)
+        "FROM cloud_price WHERE cloud = ?", [commit, cloud]).fetchall()
     return newest if pinned is not None and newest > pinned else None
 
 

@@ -26,7 +26,7 @@ def source_snapshot(con: duckdb.DuckDBPyConnection, snapshot_id: str) -> dict | 
     rows = fetch_dicts(con, "SELECT * FROM source_snapshot WHERE id = ?", [snapshot_id])
     if not rows:
         return None
-    have = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    have = _tables(con)
     counts = " UNION ALL ".join(
         f"SELECT '{t}', count(*) FROM {t} WHERE source_snapshot_id = $id"
         for t in FACT_TABLES if t in have)
@@ -34,6 +34,11 @@ def source_snapshot(con: duckdb.DuckDBPyConnection, snapshot_id: str) -> dict | 
     row["rows"] = dict.fromkeys(FACT_TABLES, 0) | dict(  # noqa: S608 - the code's own names
         con.execute(counts, {"id": snapshot_id}).fetchall())
     return row
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The tables of this snapshot (one published by an earlier version may lack newer ones)."""
+    return {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
 
 
 def _one(con: duckdb.DuckDBPyConnection, q: ListQuery) -> dict | None:
@@ -46,12 +51,11 @@ def result_detail(con: duckdb.DuckDBPyConnection, result_id: str) -> dict | None
     ``row`` None and its history); None when the id was never a result."""
     row = _one(con, ListQuery(relation="mlperf_result", public=MlperfResultPublic,
                               equals={"id": [result_id]}, limit=1))
-    try:
+    history: list[dict] = []
+    if "mlperf_result_revision" in _tables(con):  # not in a snapshot from before it was kept
         _, history, _ = run_list(con, ListQuery(
             relation="mlperf_result_revision", public=MlperfRevisionPublic,
             equals={"result_id": [result_id]}, sort=["valid_to"], limit=1000))
-    except duckdb.CatalogException:  # a snapshot published before revisions were kept
-        history = []
     if row is None and not history:
         return None
     return {"row": row, "source": row and source_snapshot(con, row["source_snapshot_id"]),
