@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ingest.mlperf.rows import NATURAL_KEY
+from warehouse.figures.derived import count_contradicted
 from warehouse.model.vocabulary import (
     AVAILABILITY,
     DIVISIONS,
@@ -53,9 +54,8 @@ def rules() -> list[Rule]:
         rows("mlperf_result: a count in the accelerator's name (xN) is the system's or a "
              "node's accelerators", T,
              "SELECT id, accelerator_model_name, platform, number_of_nodes, accelerators_per_node, "
-             "total_accelerators FROM {batch} WHERE regexp_full_match(accelerator_instances, "
-             "'x\\d+') AND TRY_CAST(substr(accelerator_instances, 2) AS INTEGER) NOT IN "
-             "(total_accelerators, accelerators_per_node)", severity=WARNING),
+             "total_accelerators FROM {batch} WHERE " + count_contradicted(),
+             severity=WARNING),
         rows("mlperf_result: every single-accelerator row maps to an accelerator id", T,
              "SELECT id, accelerator_model_name FROM {batch} "
              "WHERE accelerator_mix = 'single' AND accelerator_id IS NULL", severity=WARNING),

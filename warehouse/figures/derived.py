@@ -208,9 +208,15 @@ GROUP BY hardware_id
 # names the MI355X cluster's accelerator "(x87)" and "(x94)" (its platform 87xMI355X) where
 # its published total is 88 and 96: such a row is flagged (the mlperf_result rule), never
 # divided, since "per GPU" must be per every GPU and its own words disagree on how many.
-COUNTED = ("r.total_accelerators > 0 AND NOT coalesce(regexp_full_match("
-           "r.accelerator_instances, 'x\\d+') AND TRY_CAST(substr(r.accelerator_instances, 2) "
-           "AS INTEGER) NOT IN (r.total_accelerators, r.accelerators_per_node), false)")
+def count_contradicted(t: str = "") -> str:
+    """SQL over mlperf_result rows (their columns prefixed ``t``, e.g. ``r.``): a count written
+    in the accelerator's name (xN) that is neither the system's accelerators nor a node's."""
+    return (f"regexp_full_match({t}accelerator_instances, 'x\\d+') AND "
+            f"TRY_CAST(substr({t}accelerator_instances, 2) AS INTEGER) NOT IN "
+            f"({t}total_accelerators, {t}accelerators_per_node)")
+
+
+COUNTED = f"r.total_accelerators > 0 AND NOT coalesce({count_contradicted('r.')}, false)"
 
 
 view("result_per_accelerator",
