@@ -6,14 +6,21 @@ and marked unlisted, one seen again unchanged gets its ``last_seen_at`` moved. T
 has the versioned table's columns plus ``ord`` (read order: the first row of a repeated
 ``price_key`` wins), and ``valid_from`` holding the start its source proposes (Azure: the
 effective start date; the SkyPilot catalog: when observed, or the commit's date).
+
+Tables replaced whole by their source (claims, a round's MLPerf results) keep what a new file
+changed or dropped beside them instead (``superseded``, ``history_row``).
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterator
 from datetime import datetime
 
 import duckdb
+
+from warehouse.storage.db import fetch_dicts
 
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 
@@ -77,3 +84,24 @@ def version(con: duckdb.DuckDBPyConnection, table: str, work: str, *, same: tupl
     con.execute(f"DROP TABLE {work}")
     con.execute("DROP TABLE _diff")
     return counts, gone
+
+
+def superseded(con: duckdb.DuckDBPyConnection, sql: str, params: list, new: dict[str, dict],
+               compared: tuple[str, ...]) -> Iterator[tuple[dict, datetime | None, bool]]:
+    """The stored rows (``sql`` selects them, with ``_fetched``: when the bytes they came
+    from were fetched) that the ``new`` rows (by id) change in a ``compared`` column, or no
+    longer have: (the row as it was, its fetch time, whether it was withdrawn)."""
+    for old in fetch_dicts(con, sql, params):
+        fresh = new.get(old["id"])
+        if fresh is not None and all(str(fresh.get(k)) == str(old[k]) for k in compared):
+            continue
+        yield old, old.pop("_fetched"), fresh is None
+
+
+def history_row(old: dict, fetched: datetime | None, at: datetime, status: str) -> dict:
+    """The columns every kept earlier version has: its id (the row's and when it was
+    replaced), status, validity (from its fetch to ``at``), evidence, the whole row as JSON
+    and the snapshot it came from."""
+    return {"id": f"{old['id']}@{at.isoformat()}", "status": status, "valid_from": fetched,
+            "valid_to": at, "evidence": old["evidence"],
+            "version": json.dumps(old, default=str), "source_snapshot_id": old["source_snapshot_id"]}

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from datetime import date
 from pathlib import Path
 
 from ingest.context import CURATED_DATA, LoadContext, SourceConfig
 from ingest.curated.parse import PARSER_VERSION, SOURCE, check_file, read_files, rows
+from ingest.versions import history_row, superseded
 from warehouse.model.vocabulary import SourceStatus
-from warehouse.storage.db import fetch_dicts, insert_rows, scalar
+from warehouse.storage.db import insert_rows, scalar
 
 TABLES = ("claim", "hardware", "hardware_spec", "model_shape", "accelerator_alias")
 
@@ -54,21 +54,14 @@ def _keep_claim_history(ctx: LoadContext, new_claims: list[dict]) -> None:
     claim, with the dates, in claim_history."""
     compared = ("vendor", "product", "model", "metric", "value", "unit", "evidence", "claimed_on",
                 "checked_on", "source_url", "quote", "conditions", "accelerator_id", "note")
-    new = {c["id"]: c for c in new_claims}
-    now = ctx.now()
-    history = []
-    for old in fetch_dicts(ctx.con, "SELECT c.*, s.fetched_at AS _fetched FROM claim c "
-                                    "LEFT JOIN source_snapshot s ON s.id = c.source_snapshot_id"):
-        fresh = new.get(old["id"])
-        if fresh is not None and all(str(fresh[k]) == str(old[k]) for k in compared):
-            continue
-        fetched = old.pop("_fetched")
-        history.append({
-            "id": f"{old['id']}@{now.isoformat()}", "claim_id": old["id"],
-            "status": "withdrawn" if fresh is None else "edited", "valid_from": fetched,
-            "valid_to": max(now, fetched) if fetched else now, "value": old["value"], "evidence": old["evidence"],
-            "claimed_on": old["claimed_on"], "checked_on": old["checked_on"],
-            "version": json.dumps(old, default=str), "source_snapshot_id": old["source_snapshot_id"]})
+    now = ctx.now()  # never before a stored fetch (the store's newest time is its floor)
+    history = [{**history_row(old, fetched, now, "withdrawn" if gone else "edited"),
+                "claim_id": old["id"], "value": old["value"], "claimed_on": old["claimed_on"],
+                "checked_on": old["checked_on"]}
+               for old, fetched, gone in superseded(
+                   ctx.con, "SELECT c.*, s.fetched_at AS _fetched FROM claim c LEFT JOIN "
+                   "source_snapshot s ON s.id = c.source_snapshot_id", [],
+                   {c["id"]: c for c in new_claims}, compared)]
     insert_rows(ctx.con, "claim_history", history)
     ctx.outcome.details["claims_edited"] = sum(h["status"] == "edited" for h in history)
     ctx.outcome.details["claims_withdrawn"] = sum(h["status"] == "withdrawn" for h in history)

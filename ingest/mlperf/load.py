@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from datetime import datetime
@@ -13,10 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 from ingest.context import LoadContext, SourceConfig
 from ingest.mirror import carried, fetch_pinned
 from ingest.mlperf.parse import PARSER_VERSION, SOURCE, ParseReport, parse
+from ingest.versions import history_row, superseded
 from warehouse.exceptions import ParseError, PerfledgerError, SourceError
 from warehouse.model.vocabulary import SourceStatus
 from warehouse.redact import redact
-from warehouse.storage.db import fetch_dicts, insert_rows, scalar
+from warehouse.storage.db import insert_rows, scalar
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
@@ -170,21 +170,13 @@ def _keep_revisions(ctx: LoadContext, rows: list[dict], rounds: list[str],
     """Before a re-published round's rows replace the stored ones: keep each result whose
     published figures changed, and each the file no longer has, with the dates, in
     mlperf_result_revision; returns how many of each."""
-    new = {r["id"]: r for r in rows}
-    history = []
-    for old in fetch_dicts(ctx.con, "SELECT r.*, s.fetched_at AS _fetched FROM mlperf_result r "
-                           "LEFT JOIN source_snapshot s ON s.id = r.source_snapshot_id "
-                           "WHERE list_contains(?, r.round)", [rounds]):
-        fresh = new.get(old["id"])
-        if fresh is not None and all(str(fresh.get(k)) == str(old[k]) for k in PUBLISHED):
-            continue
-        valid_from = old.pop("_fetched")
-        history.append({
-            "id": f"{old['id']}@{fetched.isoformat()}", "result_id": old["id"],
-            "round": old["round"], "status": "withdrawn" if fresh is None else "revised",
-            "valid_from": valid_from, "valid_to": fetched, "result": old["result"],
-            "units": old["units"], "evidence": old["evidence"],
-            "version": json.dumps(old, default=str), "source_snapshot_id": old["source_snapshot_id"]})
+    history = [{**history_row(old, valid_from, fetched, "withdrawn" if gone else "revised"),
+                "result_id": old["id"], "round": old["round"], "result": old["result"],
+                "units": old["units"]}
+               for old, valid_from, gone in superseded(
+                   ctx.con, "SELECT r.*, s.fetched_at AS _fetched FROM mlperf_result r LEFT JOIN "
+                   "source_snapshot s ON s.id = r.source_snapshot_id WHERE "
+                   "list_contains(?, r.round)", [rounds], {r["id"]: r for r in rows}, PUBLISHED)]
     insert_rows(ctx.con, "mlperf_result_revision", history)
     return {"revised": sum(h["status"] == "revised" for h in history),
             "withdrawn": sum(h["status"] == "withdrawn" for h in history)}
