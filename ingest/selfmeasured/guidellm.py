@@ -27,16 +27,14 @@ LATENCY = {"ttft": ("time_to_first_token_ms", 1e-3), "tpot": ("inter_token_laten
            "e2el": ("request_latency", 1.0)}
 STATS = (("median", "median", 50.0), ("p90", "p90", 90.0), ("p99", "p99", 99.0),
          ("p999", "p999", 99.9))  # our column, GuideLLM's statistic, the percentile
-NOTE = ("GuideLLM: successful requests' figures; its inter_token_latency is InferenceX's TPOT "
-        "(its time_per_output_token includes TTFT and is kept in extras), median and "
-        "percentiles per request from every successful request's value; no pooled ITL; "
-        "interactivity 1 / median TPOT; lengths are the measured means.")
-WEIGHTED_NOTE = ("GuideLLM: successful requests' figures; its inter_token_latency is InferenceX's "
-                 "TPOT (its time_per_output_token includes TTFT and is kept in extras), but the "
-                 "file keeps no per-request value of every successful request, so TPOT's median "
-                 "and percentiles are GuideLLM's token-weighted ones (each request weighted by "
-                 "its output tokens − 1), not per request as InferenceX's; no pooled ITL; "
-                 "lengths are the measured means.")
+_TPOT = ("GuideLLM: successful requests' figures; its inter_token_latency is InferenceX's TPOT "
+         "(its time_per_output_token includes TTFT and is kept in extras)")
+NOTE = (_TPOT + ", median and percentiles per request from every successful request's value; "
+        "no pooled ITL; interactivity 1 / median TPOT; lengths are the measured means.")
+WEIGHTED_NOTE = (_TPOT + ", but the file keeps no per-request value of every successful "
+                 "request, so TPOT's median and percentiles are GuideLLM's token-weighted ones "
+                 "(each request weighted by its output tokens − 1), not per request as "
+                 "InferenceX's; no pooled ITL; lengths are the measured means.")
 WEIGHTED_BASIS = ("1 / GuideLLM's token-weighted median inter_token_latency (requests weighted "
                   "by output tokens − 1; no per-request sample of every request in the file; "
                   "InferenceX uses 1 / the per-request median TPOT)")
