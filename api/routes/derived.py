@@ -231,5 +231,7 @@ def energy(request: Request, q: Annotated[UnitParams, Query()]) -> Response:
 def trends(request: Request, q: Annotated[ResultParams, Query()]) -> Response:
     """Per accelerator, model family, scenario and units: the best per-accelerator result of
     each round, the system behind it, and the change against the previous round that has one.
-    Defaults to what a buyer can get (closed division, available systems)."""
+    ``round`` picks the rounds shown, not the ones compared with: a v6.1 row's change is
+    against the round before it even when only v6.1 is asked for. Defaults to what a buyer
+    can get (closed division, available systems)."""
     return render_list(request, queries.trends_query(q.filters()), q)

@@ -258,13 +258,20 @@ def energy_query(f: ResultFilter, *, units: list[str]) -> ListQuery:
 def trends_query(f: ResultFilter) -> ListQuery:
     """Per accelerator, model family, scenario and units: the best per-accelerator result of
     each round among the results ``f`` selects (its division and availability included), with
-    the change against the previous round; oldest round first unless sorted."""
-    where, params = f.where("result_per_accelerator")
+    the change against the previous round that has one; oldest round first unless sorted.
+
+    ``round`` picks the rounds shown, after the window: inside it, it would leave lag() no
+    earlier round to compare with (round=v6.1 served every change as NULL). Every other filter
+    selects results consistently in every round (a partition key, or which rows compete for a
+    round's best: division, availability, organization, model id, system), so it applies
+    before the best is taken and the comparison stays like with like."""
+    where, params = f.model_copy(update={"round": []}).where("result_per_accelerator")
     wider = f.model_copy(update={"division": [], "availability": []}).query(
         "result_per_accelerator", PerAcceleratorPublic)
     wider.where.append(("t.accelerator_id IS NOT NULL", []))  # as the trend itself reads
     return ListQuery(relation="accelerator_trend", public=TrendPublic,
                      subquery=(derived.trend_sql(where), params),
+                     any_of=[a for a in f.any_of() if a.terms[0][0] == "round"],
                      sort=["accelerator_id", "model_family", "scenario", "units", "round"],
                      known=f.known(), note=f.note(), defaulted=f.defaulted,
                      sources=("mlperf",),  # the best per round exists where results do

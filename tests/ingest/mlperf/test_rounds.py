@@ -103,22 +103,29 @@ def b200_names() -> set[str]:
     return set(b200["mlperf_names"])
 
 
-def test_trend_across_rounds_recomputed_from_the_files(rounds_client, v51, v61):
+def best_b200_llama2(v51: list[dict], v61: list[dict], scenario: str) -> dict[str, tuple[float, str]]:
+    """Per round, the best closed, available B200 llama2-70b Tokens/s result per accelerator
+    in ``scenario`` and its system, read from the files themselves."""
     names = b200_names()
     best: dict[str, tuple[float, str]] = {}
     for r in v51:
         if (r["Accelerator"] in names and r["UsedModel"].startswith("llama2-70b")
-                and r["Scenario"] == "Server" and r["Category"] == "closed"
+                and r["Scenario"] == scenario and r["Category"] == "closed"
                 and r["Availability"] == "available" and r["Performance_Units"] == "Tokens/s"):
             value = r["Performance_Result"] / (r["Nodes"] * int(r["a#"]))
             best["v5.1"] = max(best.get("v5.1", (0.0, "")), (value, r["System"]))
     for r in v61:
         if (r["accelerator_model_name"] in names and r["Model"].startswith("llama2-70b")
-                and r["Scenario"] == "Server" and r["Division"] == "closed"
+                and r["Scenario"] == scenario and r["Division"] == "closed"
                 and r["Availability"] == "available" and r["Units"] == "Tokens/s"):
             value = float(r["Result"]) / int(r["total_accelerators"])
             best["v6.1"] = max(best.get("v6.1", (0.0, "")), (value, r["SystemName"]))
     assert set(best) == {"v5.1", "v6.1"}
+    return best
+
+
+def test_trend_across_rounds_recomputed_from_the_files(rounds_client, v51, v61):
+    best = best_b200_llama2(v51, v61, "Server")
     rows = all_rows(rounds_client, "/v1/trends", accelerator="nvidia-b200-sxm-180gb",
                     model="llama2-70b", scenario="Server")
     assert [r["round"] for r in rows] == ["v5.1", "v6.1"]
@@ -133,6 +140,31 @@ def test_trend_across_rounds_recomputed_from_the_files(rounds_client, v51, v61):
                           availability="all")
     assert all(e["per_accelerator"] >= r["per_accelerator"]
                for e, r in zip(everything, rows, strict=True))
+
+
+def test_a_round_filter_picks_the_rows_shown_not_the_round_compared_with(rounds_client, v51,
+                                                                       v61):
+    """round=v6.1 filtered the results before the window, so lag() saw no earlier round and
+    every v6.1 row's previous_round and change were NULL: the v6.1 row compares with v5.1, as
+    the unfiltered trend does (Lenovo's 12,863.6 then CoreWeave's 12,837.9 per B200)."""
+    best = best_b200_llama2(v51, v61, "Offline")
+    asked = {"accelerator": "nvidia-b200-sxm-180gb", "model": "llama2-70b",
+             "scenario": "Offline", "division": "closed", "availability": "available"}
+    [row] = all_rows(rounds_client, "/v1/trends", round="v6.1", **asked)
+    assert (row["round"], row["previous_round"]) == ("v6.1", "v5.1")
+    assert row["per_accelerator"] == pytest.approx(best["v6.1"][0])
+    assert row["system_name"] == best["v6.1"][1]
+    assert row["previous_per_accelerator"] == pytest.approx(best["v5.1"][0])
+    assert row["change_vs_previous"] == pytest.approx(best["v6.1"][0] / best["v5.1"][0] - 1)
+    [older] = all_rows(rounds_client, "/v1/trends", round="5.1", **asked)  # nothing before it
+    assert older["per_accelerator"] == pytest.approx(best["v5.1"][0])
+    assert older["previous_round"] is None and older["change_vs_previous"] is None
+    # every row of a round is the unfiltered trend's row of that round
+    default = {"division": "closed", "availability": "available"}
+    whole = all_rows(rounds_client, "/v1/trends", **default)
+    v61_rows = all_rows(rounds_client, "/v1/trends", round="v6.1", **default)
+    assert v61_rows == [r for r in whole if r["round"] == "v6.1"]
+    assert any(r["previous_round"] == "v5.1" for r in v61_rows)
 
 
 def test_a_model_family_matches_both_accuracy_targets_in_both_rounds(rounds_client, v51, v61):
