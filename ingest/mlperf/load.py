@@ -14,7 +14,7 @@ from ingest.mirror import carried, fetch_pinned
 from ingest.mlperf.parse import PARSER_VERSION, SOURCE, ParseReport, parse
 from ingest.versions import history_row, superseded
 from warehouse.exceptions import ParseError, PerfledgerError, SourceError
-from warehouse.model.vocabulary import SourceStatus
+from warehouse.model.vocabulary import SourceStatus, normalise_model
 from warehouse.redact import redact
 from warehouse.storage.db import insert_rows, scalar
 
@@ -143,9 +143,11 @@ def _load_round(ctx: LoadContext, round_name: str, url: str, detail: dict, *,
                  [rounds])
     ctx.check_shrink(f"{SOURCE} {round_name}", old, len(rows))
     ctx.check_growth(f"{SOURCE} {round_name}", old, len(rows))
-    before = set(ctx.reader.execute(
+    # The stored ids as this parser spells them: a spelling it now merges (v6.0 HPE's resnet,
+    # now resnet50) is the same model, not one gone from the file.
+    before = {(normalise_model(m), s) for m, s in ctx.reader.execute(
         "SELECT DISTINCT model_id, scenario FROM mlperf_result WHERE list_contains(?, round)",
-        [rounds]).fetchall())
+        [rounds]).fetchall()}
     ctx.check_entities(f"{SOURCE} {round_name}: models and scenarios", before,
                        {(r["model_id"], r["scenario"]) for r in rows})
     ctx.record(raw, kind="mlperf_summary", label=round_name, parser_version=PARSER_VERSION)

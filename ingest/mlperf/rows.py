@@ -32,8 +32,10 @@ from warehouse.model.vocabulary import (
 SOURCE = "mlperf"
 # 4: a JSON summary's Total Accelerators, as published; 5: units the publisher's checker
 # corrects (``units.UNIT_CORRECTIONS``: v5.1 llama3.1-8b Interactive is Tokens/s); 6: a JSON
-# power row's total_accelerators_basis is its record's (computed, not "published")
-PARSER_VERSION = "mlperf-summary/6"
+# power row's total_accelerators_basis is its record's (computed, not "published"); 7: model
+# families drop every accuracy target the rules state (yolo-95 → yolo) and v6.0 HPE's
+# "resnet" is resnet50 (``vocabulary.ACCURACY_TARGETS``, ``MODEL_SPELLINGS``)
+PARSER_VERSION = "mlperf-summary/7"
 
 # Published columns of mlperf_result and their types (str, int, float, bool).
 TYPES: dict[str, str] = {

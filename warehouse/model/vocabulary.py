@@ -144,7 +144,19 @@ WATTS_UNIT, MILLIJOULES_UNIT = "Watts", "millijoules"
 POWER_UNITS = (WATTS_UNIT, "Watts (per query)", MILLIJOULES_UNIT, "Joules")
 KNOWN_UNITS = THROUGHPUT_UNITS + LATENCY_UNITS + POWER_UNITS
 
-_ACCURACY_SUFFIX = re.compile(r"-(99(\.9)?)$")
+# The accuracy targets the MLPerf Inference rules state, as percentages of the reference model's
+# accuracy (inference_rules.adoc, the benchmark tables' accuracy column: "99% of FP32 and 99.9% of
+# FP32" for most; YOLO "95% of FP32 (yolo-95: ...) and 99 of FP32 (yolo-99: ...)"; E2E-RAG "97%
+# of FP32"). A model id ending in -<target> names a target of its model, not another model. A
+# list, not any number: mobilenet ids end in an image size (mobilenet-v1-...-1.0-224).
+ACCURACY_TARGETS = ("99.9", "99", "97", "95")
+_ACCURACY_SUFFIX = re.compile("-(" + "|".join(re.escape(t) for t in ACCURACY_TARGETS) + ")$")
+
+# Spellings of one benchmark model that normalise_model makes one id. v6.0's HPE submissions
+# (ProLiant DL145 Gen11 and DL380 Gen12 with RTX PRO 4500 Blackwell, results 6.0-0055 and
+# 6.0-0056) publish UsedModel "resnet" where every other submitter of the benchmark (MLPerf's
+# Model "resnet" for all of them) publishes "resnet50".
+MODEL_SPELLINGS = {"resnet": "resnet50"}
 
 
 def normalise_scenario(value: str) -> str | None:
@@ -154,12 +166,15 @@ def normalise_scenario(value: str) -> str | None:
 
 
 def normalise_model(model: str) -> str:
-    """``llama3_1-8b`` and ``llama3.1-8b`` meet: lower case, ``_`` between digits becomes ``.``."""
-    return re.sub(r"(?<=\d)_(?=\d)", ".", model.strip().lower())
+    """``llama3_1-8b`` and ``llama3.1-8b`` meet: lower case, ``_`` between digits becomes ``.``;
+    a known second spelling of a model becomes its usual one (``MODEL_SPELLINGS``)."""
+    model = re.sub(r"(?<=\d)_(?=\d)", ".", model.strip().lower())
+    return MODEL_SPELLINGS.get(model, model)
 
 
 def model_family(model_id: str) -> str:
-    """The model without MLPerf's accuracy-target suffix: ``llama2-70b-99.9`` → ``llama2-70b``."""
+    """The model without MLPerf's accuracy-target suffix (``ACCURACY_TARGETS``):
+    ``llama2-70b-99.9`` → ``llama2-70b``, ``yolo-95`` → ``yolo``."""
     return _ACCURACY_SUFFIX.sub("", model_id)
 
 
