@@ -237,3 +237,28 @@ def test_capacity_names_what_is_missing(full_client):
                                                       "hardware": "nvidia-h100-sxm",
                                                       "metric": "memory_capacity"})
     assert ok.status_code == 200, ok.text
+
+
+def test_block_scaled_fp4_weights_count_their_scales(full_client):
+    """NVFP4 stores 4-bit values with one 8-bit E4M3 scale per 16 (4.5 bits, 0.5625 B) and
+    MXFP4 one 8-bit E8M0 scale per 32 (4.25 bits, 0.53125 B): at a bare 0.5 B the decode bound
+    of 8x H100 on 100B was 536.0 tokens/s (476.4 is right) and 1T dense fit 12 WSE-3 (13)."""
+    bandwidth = 8 * 3.35e12  # data/hardware.yaml: H100 SXM, 3.35 TB/s each
+    body = decode(full_client, "8x-nvidia-h100-sxm", "illustrative-100b", context=0,
+                  precision="nvfp4")
+    weight = body["inputs"]["bytes_per_weight"]
+    assert weight["value"] == (4 + 8 / 16) / 8 == 0.5625
+    assert weight["note"] == "nvfp4 weights: 4-bit values + one E4M3 scale per 16 = 4.5 bits"
+    per_user = body["outputs"]["tokens_per_s_per_user"]
+    assert per_user == pytest.approx(bandwidth / (100e9 * 0.5625)) and round(per_user, 1) == 476.4
+    r = full_client.get("/v1/calc/capacity", params={
+        "hardware": "cerebras-wse-3", "model": "illustrative-1t-dense", "precision": "mxfp4"})
+    assert r.status_code == 200, r.text
+    cap = r.json()
+    assert cap["inputs"]["bytes_per_weight"]["value"] == (4 + 8 / 32) / 8 == 0.53125
+    assert "one E8M0 scale per 32" in cap["inputs"]["bytes_per_weight"]["note"]
+    assert cap["outputs"]["weight_bytes"] == pytest.approx(531.25e9)  # 1e12 x 0.53125 B
+    assert cap["outputs"]["units"] == 13  # 531.25 GB / 44 GB of SRAM = 12.07 wafers
+    plain = decode(full_client, "8x-nvidia-h100-sxm", "illustrative-100b", context=0,
+                   precision="fp8")  # a precision without block scales keeps its plain note
+    assert plain["inputs"]["bytes_per_weight"]["note"] == "fp8 weights"

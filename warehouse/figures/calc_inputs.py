@@ -39,6 +39,15 @@ def default(value: float, unit: str, note: str) -> Input:
     return Input(value, unit, "assumption", "default", note=note)
 
 
+def bytes_per_value(precision: str, of: str = "") -> Input:
+    """The bytes a value of ``precision`` takes (of weights, of the KV cache), as an input whose
+    note says what they hold where a block format's scales add to the 4 bits (nvfp4's 0.5625 B
+    would otherwise read as a mistake for 0.5)."""
+    scales = calc.BLOCK_SCALES.get(precision)
+    note = " ".join(filter(None, [precision, of])) + (f": {scales}" if scales else "")
+    return default(calc.BYTES_PER_VALUE[precision], "B", note)
+
+
 def _entry(con: duckdb.DuckDBPyConnection, table: str, param: str, key: str) -> dict:
     """The row of ``table`` (a fixed name) with id ``key``, else a QueryError on ``param``
     listing the ids there are, or saying there are none (nothing published yet, or the curated
@@ -131,9 +140,8 @@ def decode(con, *, hardware_id: str | None, model_id: str | None, precision: str
         "layers": pick(layers, "count", md.get("layers")),
         "kv_heads": pick(kv_heads, "count", md.get("kv_heads")),
         "head_dim": pick(head_dim, "count", md.get("head_dim")),
-        "bytes_per_weight": default(calc.BYTES_PER_VALUE[precision], "B", f"{precision} weights"),
-        "kv_bytes_per_value": default(calc.BYTES_PER_VALUE[kv_precision or precision], "B",
-                                      f"{kv_precision or precision} KV cache"),
+        "bytes_per_weight": bytes_per_value(precision, "weights"),
+        "kv_bytes_per_value": bytes_per_value(kv_precision or precision, "KV cache"),
         "context": caller(context, "tokens"), "batch": caller(batch, "users"),
         "efficiency": default(efficiency, "fraction", "share of peak bandwidth achieved")
         if efficiency == 1.0 else caller(efficiency, "fraction"),
@@ -300,7 +308,7 @@ def kv_transfer(con, *, model_id: str | None, prompt_tokens: int, precision: str
     inputs = {"layers": pick(layers, "count", md.get("layers")),
               "kv_heads": pick(kv_heads, "count", md.get("kv_heads")),
               "head_dim": pick(head_dim, "count", md.get("head_dim")),
-              "kv_bytes_per_value": default(calc.BYTES_PER_VALUE[precision], "B", precision)}
+              "kv_bytes_per_value": bytes_per_value(precision)}
     lay, kvh, hd = need(inputs, "layers", "kv_heads", "head_dim", param="model")
     per_token = calc.kv_bytes_per_token(int(lay), int(kvh), int(hd),
                                         calc.BYTES_PER_VALUE[precision])
@@ -317,7 +325,7 @@ def capacity(con, *, model_id: str | None, params: float | None, precision: str,
     hw = hardware(con, hardware_id) if hardware_id else {}
     inputs = {"params": pick(params, "count", md.get("params")),
               "capacity_per_unit": pick(capacity_per_unit, "B", hw.get(metric)),
-              "bytes_per_weight": default(calc.BYTES_PER_VALUE[precision], "B", precision)}
+              "bytes_per_weight": bytes_per_value(precision)}
     p, = need(inputs, "params", param="model")
     if inputs["capacity_per_unit"] is None or inputs["capacity_per_unit"].value is None:
         has = [m for m in ("memory_capacity", "sram_capacity") if m != metric and hw.get(m)]
@@ -337,7 +345,7 @@ def bandwidth_needed(con, *, model_id: str | None, active_params: float | None, 
     md = model(con, model_id) if model_id else {}
     inputs = {"active_params": pick(active_params, "count", md.get("active_params")),
               "tpot": caller(tpot_ms / 1000, "s"), "efficiency": caller(efficiency, "fraction"),
-              "bytes_per_weight": default(calc.BYTES_PER_VALUE[precision], "B", precision)}
+              "bytes_per_weight": bytes_per_value(precision)}
     act, = need(inputs, "active_params", param="model")
     return result("bandwidth-needed", inputs, arith(
         calc.bandwidth_needed, active_params=act, bytes_per_weight=calc.BYTES_PER_VALUE[precision],

@@ -8,8 +8,18 @@ from __future__ import annotations
 
 import math
 
+# Bytes a value takes in memory, its block scales included. NVFP4 stores 4-bit E2M1 values with
+# one FP8 (E4M3) scale per 16-value micro-block, and one FP32 scale per tensor (negligible):
+# 4 + 8/16 = 4.5 bits (NVIDIA, "Introducing NVFP4 for Efficient and Accurate Low-Precision
+# Inference", developer.nvidia.com/blog/introducing-nvfp4-for-efficient-and-accurate-low-
+# precision-inference/, 2025-06-24). MXFP4 shares one 8-bit E8M0 scale among 32 E2M1 values:
+# 4 + 8/32 = 4.25 bits (OCP Microscaling Formats (MX) Specification v1.0, 2023, its MXFP4 row:
+# block size 32, scale E8M0). fp4 and int4 count the bare 4 bits (no scales said).
 BYTES_PER_VALUE = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0,
-                   "fp4": 0.5, "nvfp4": 0.5, "mxfp4": 0.5, "int4": 0.5}
+                   "fp4": 0.5, "nvfp4": (4 + 8 / 16) / 8, "mxfp4": (4 + 8 / 32) / 8, "int4": 0.5}
+# What a precision's bytes hold beyond its values, said in the note of the input that uses them.
+BLOCK_SCALES = {"nvfp4": "4-bit values + one E4M3 scale per 16 = 4.5 bits",
+                "mxfp4": "4-bit values + one E8M0 scale per 32 = 4.25 bits"}
 
 
 def kv_bytes_per_token(layers: int, kv_heads: int, head_dim: int,
