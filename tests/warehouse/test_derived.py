@@ -72,18 +72,45 @@ def test_every_view_column_is_commented_and_lineage_agrees(con):
     assert bad == [] and con.execute("SELECT count(*) FROM derived_lineage").fetchone()[0] > 0
 
 
-def test_latency_bounds_follow_the_rule_of_the_round(con):
+def add_rule(con, scenario: str, ttft_ms: float, tpot_ms: float, reference_tokens: float) -> None:
+    """A rules document with one limit, for model family m."""
     insert_rows(con, "source_snapshot", [{
         "id": "doc", "source": "mlperf_rules", "kind": "rules_document", "label": "rules",
         "url": "u", "fetched_at": datetime(2026, 11, 1, tzinfo=UTC), "sha256": "d" * 64,
         "byte_size": 1, "parser_version": "p", "raw_path": "r"}])
     insert_rows(con, "benchmark_rule", [{
-        "id": "doc:m:Server", "model_family": "m", "category": "Server", "scenario": "Server",
-        "ttft_ms": 2000.0, "tpot_ms": 50.0, "reference_tokens": 101.0, "line_number": 1,
-        "quote": "q", "evidence": "benchmark_rule", "source_snapshot_id": "doc"}])
+        "id": f"doc:m:{scenario}", "model_family": "m", "category": scenario,
+        "scenario": scenario, "ttft_ms": ttft_ms, "tpot_ms": tpot_ms,
+        "reference_tokens": reference_tokens, "line_number": 1, "quote": "q",
+        "evidence": "benchmark_rule", "source_snapshot_id": "doc"}])
+
+
+def test_latency_bounds_follow_the_rule_of_the_round(con):
+    add_rule(con, "Server", 2000.0, 50.0, 101.0)
     [(floor, streams, answer, b)] = con.execute(
         "SELECT min_tokens_per_s_per_user, max_concurrent_streams, reference_answer_seconds, "
         "basis FROM latency_bound").fetchall()
     assert floor == 1000 / 50 and streams == 600 * 50 / 1000
     assert answer == (2000 + 100 * 50) / 1000
     assert b == basis("measured", "benchmark_rule")
+
+
+def test_each_latency_formula_a_comment_states_computes_the_served_value(con):
+    """latency_bound's figures are described by their formulas; each, read as SQL over the
+    view's row, gives the value served. The reference answer has a whole number of tokens: at
+    Llama 2 70B's Interactive limits (TTFT 450 ms, TPOT 40 ms) and 294.45 reference tokens
+    it takes (450 + 293 x 40) / 1000 = 12.17 s, where the comment's old formula, without the
+    round, said 12.188."""
+    add_rule(con, "Interactive", 450.0, 40.0, 294.45)
+    [(answer,)] = con.execute("SELECT reference_answer_seconds FROM latency_bound").fetchall()
+    assert answer == pytest.approx((450 + 293 * 40) / 1000)
+    formulas = {"min_tokens_per_s_per_user", "max_concurrent_streams", "reference_answer_seconds"}
+    comments = con.execute("SELECT column_name, comment FROM duckdb_columns() WHERE "
+                           "table_name = 'latency_bound' AND list_contains(?, column_name)",
+                           [sorted(formulas)]).fetchall()
+    assert {c for c, _ in comments} == formulas
+    for column, comment in comments:
+        formula = comment.split(":")[0].replace(" x ", " * ")
+        [(stated, served)] = con.execute(
+            f"SELECT {formula}, {column} FROM latency_bound").fetchall()  # noqa: S608 - ours
+        assert stated == pytest.approx(served), (column, comment)

@@ -400,7 +400,10 @@ view("latency_bound",
      {"scenario": "Server or Interactive (the scenarios with latency limits)",
       "min_tokens_per_s_per_user": "1000 / tpot_ms",
       "max_concurrent_streams": "result x tpot_ms / 1000",
-      "reference_answer_seconds": "(ttft_ms + (reference_tokens - 1) x tpot_ms) / 1000",
+      "reference_answer_seconds": "(ttft_ms + (round(reference_tokens) - 1) x tpot_ms) / 1000: "
+                                  "an answer of the reference length in whole tokens (the "
+                                  "rules' mean, e.g. 294.45, rounded), its first token at TTFT "
+                                  "and each other one TPOT later",
       "basis": "Evidence basis; always derived: measured + benchmark_rule"},
      inherits=("mlperf_result", "round_rule"), weakest=(Evidence.measured,))(
 """
