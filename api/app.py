@@ -58,11 +58,14 @@ class PerfledgerAPI(FastAPI):
     response_cache: ResponseCache
 
     async def __call__(self, scope, receive, send) -> None:
-        held = ANSWERING.set([])  # this request's snapshot, once it reads one
+        holder: list[Opened] = []  # this request's snapshots, once it reads one
+        held = ANSWERING.set(holder)
         try:
             await self.response_cache(scope, receive, send)
         finally:
             ANSWERING.reset(held)
+            if holder:
+                self.state.reader.release(holder)
 
     async def compute(self, scope, receive, send) -> None:
         await super().__call__(scope, receive, send)

@@ -78,6 +78,9 @@ class Opened:
     _shapes: dict = field(default_factory=dict)  # relation -> {model: its serving source}
     _names: itertools.count = field(default_factory=itertools.count)
     served_db: str = "memory"  # where serving tables are written (``SERVED_DB`` on a snapshot)
+    users: int = 0  # requests answering from it now (``SnapshotReader.hold``)
+    retired: bool = False  # replaced or evicted: closed once its last user is done
+    past: bool = False  # opened for ``as_of`` (``SnapshotReader.published_at``), not current
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A new cursor that reads the in-memory relations first, then the snapshot."""
@@ -269,8 +272,9 @@ ANSWERING: ContextVar[list[Opened] | None] = ContextVar("perfledger_answering", 
 class SnapshotReader:
     """Holds a read-only connection to the current snapshot and swaps it after a publish.
 
-    The previous connection stays open until the next swap, so requests that started on it
-    finish on it; a request never sees a half-published warehouse. A current snapshot that
+    A replaced connection stays open while a request still holds it (``hold``), so requests
+    that started on it finish on it, however many publishes come meanwhile; a request never
+    sees a half-published warehouse. A current snapshot that
     cannot be opened (truncated, overwritten) is named in ``corrupt`` and the newest readable
     one is served instead (the one already open, else the newest readable file); with none,
     data routes answer 503 until a refresh recovers (``Layout.recover_current``).
@@ -316,12 +320,40 @@ class SnapshotReader:
         if pinned is not None:
             return pinned
         held = ANSWERING.get()
-        if held:
-            return held[0]
+        first = next((o for o in held or () if not o.past), None)
+        if first is not None:
+            return first
         opened = self._current_one()
-        if held is not None:
-            held.append(opened)
+        if held is None:
+            return opened
+        with self._lock:  # replaced twice since it was read (so closed): the current one
+            return self._hold(self._current if opened.retired and self._current else opened,
+                              held)
+
+    @staticmethod
+    def _hold(opened: Opened, held: list[Opened]) -> Opened:
+        """Count ``opened`` in use by one request (its holder ``held``) until ``release``: a
+        snapshot replaced twice or evicted meanwhile stays open until its last user is done.
+        Called with the lock held, the lock that retires snapshots."""
+        opened.users += 1
+        held.append(opened)
         return opened
+
+    def release(self, held: list[Opened]) -> None:
+        """A request is done with the snapshots it held; a retired one with no user left
+        closes."""
+        with self._lock:
+            for opened in held:
+                opened.users -= 1
+                if opened.retired and opened.users == 0:
+                    opened.con.close()
+
+    def _retire(self, opened: Opened) -> None:
+        """No new request reads ``opened``; it closes now, or when its last user is done.
+        Called with the lock held."""
+        opened.retired = True
+        if opened.users == 0:
+            opened.con.close()
 
     def _current_one(self) -> Opened:
         now = time.monotonic()
@@ -372,9 +404,9 @@ class SnapshotReader:
 
     def _install(self, opened: Opened) -> None:
         """Serve ``opened``; the one it replaces stays open for requests still on it, and the
-        one before that closes."""
+        one before that closes once no request holds it."""
         if self._previous is not None:
-            self._previous.con.close()
+            self._retire(self._previous)
         self._previous, self._current = self._current, opened
 
     def start(self) -> None:
@@ -447,10 +479,12 @@ class SnapshotReader:
                 ref = SnapshotRef(run["snapshot_id"], path,
                                   datetime.fromisoformat(run["finished_at"]))
                 cached = self._open(ref)
+                cached.past = True
                 self._history[run["snapshot_id"]] = cached
                 while len(self._history) > 4:
-                    self._history.pop(next(iter(self._history))).con.close()
-            return cached
+                    self._retire(self._history.pop(next(iter(self._history))))
+            held = ANSWERING.get()
+            return cached if held is None else self._hold(cached, held)
 
     def close(self) -> None:
         """Close every connection."""

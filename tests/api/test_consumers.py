@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 import httpx
 import pyarrow.parquet as pq
+import pytest
 
 from ingest.refresh import refresh
 from tests.helpers import free_port, no_op, replace_loads
@@ -242,3 +243,43 @@ def test_one_request_answers_from_the_one_snapshot_it_read_first(full_copy, clie
     assert first.json()["snapshot_id"] == first.headers["x-snapshot-id"] == old
     after = client.get("/v1/costs?model=deepseek-r1")
     assert after.json()["snapshot_id"] == after.headers["x-snapshot-id"] == published[0] != old
+
+
+def test_a_request_finishes_on_its_snapshot_across_two_publishes(full_copy, client_for):
+    """Two publishes while one request runs (the reader swaps twice, for other requests): the
+    request still answers from the snapshot it read first, which closes once it is done."""
+    from tests.api.test_corrupt_snapshot import _second_snapshot
+    from tests.conftest import make_settings
+
+    tmp, sources = full_copy
+    client = client_for(make_settings(tmp, sources))
+    old = client.get("/v1/results?limit=1").json()["snapshot_id"]
+    reader = client.app.state.reader
+    read = reader.get
+    held: list = []
+    published: list[str] = []
+
+    def another_request_reads() -> None:  # a thread of its own: no request's holder
+        done = threading.Thread(target=read)
+        done.start()
+        done.join()
+
+    def two_publishes_after_the_first_read():
+        opened = read()
+        if not held:
+            held.append(opened)
+            for _ in range(2):
+                published.append(_second_snapshot(tmp)[1])
+                another_request_reads()
+        return opened
+
+    reader.get = two_publishes_after_the_first_read
+    slow = client.get("/v1/costs?model=deepseek-r1")
+    reader.get = read
+    assert len(published) == 2 and read().id == published[1]
+    assert slow.status_code == 200, slow.text
+    assert slow.json()["snapshot_id"] == slow.headers["x-snapshot-id"] == old
+    assert held[0].retired
+    with pytest.raises(duckdb.ConnectionException):  # closed once its request was done
+        held[0].con.execute("SELECT 1")
+    assert client.get("/v1/costs?model=deepseek-r1").json()["snapshot_id"] == published[1]
