@@ -114,3 +114,26 @@ def test_each_latency_formula_a_comment_states_computes_the_served_value(con):
         [(stated, served)] = con.execute(
             f"SELECT {formula}, {column} FROM latency_bound").fetchall()  # noqa: S608 - ours
         assert stated == pytest.approx(served), (column, comment)
+
+
+@pytest.mark.parametrize(("named", "total", "per_node", "counted"), [
+    ("x87", 88, 8, False),            # v6.0's MI355X cluster: neither count
+    ("x8", 16, 8, True),              # a node's count
+    ("x88", 88, None, True),          # the total, whatever a node holds
+    ("x87", 88, None, False),         # not the total, and a node's count unknown
+    ("x99999999999", 88, 8, False),   # too large to read as a count
+    (None, 8, 8, True),               # no count in the name
+    ("x8", None, 8, False),           # no total: nothing to divide by
+])
+def test_per_gpu_divides_only_by_a_count_the_row_does_not_contradict(named, total, per_node,
+                                                                     counted):
+    import duckdb
+
+    from warehouse.figures.derived import COUNTED
+
+    con = duckdb.connect()
+    got = con.execute(
+        f"SELECT coalesce({COUNTED}, false) FROM (SELECT ?::VARCHAR AS accelerator_instances, "  # noqa: S608
+        "?::INTEGER AS total_accelerators, ?::INTEGER AS accelerators_per_node) r",
+        [named, total, per_node]).fetchone()
+    assert got == (counted,)

@@ -210,10 +210,12 @@ GROUP BY hardware_id
 # divided, since "per GPU" must be per every GPU and its own words disagree on how many.
 def count_contradicted(t: str = "") -> str:
     """SQL over mlperf_result rows (their columns prefixed ``t``, e.g. ``r.``): a count written
-    in the accelerator's name (xN) that is neither the system's accelerators nor a node's."""
-    return (f"regexp_full_match({t}accelerator_instances, 'x\\d+') AND "
+    in the accelerator's name (xN) that is neither the system's accelerators nor a node's. A
+    count that cannot be compared (too large to read, or a node's accelerators not
+    published) contradicts unless it is the total: unknown is never read as agreeing."""
+    return (f"regexp_full_match({t}accelerator_instances, 'x\\d+') AND coalesce("
             f"TRY_CAST(substr({t}accelerator_instances, 2) AS INTEGER) NOT IN "
-            f"({t}total_accelerators, {t}accelerators_per_node)")
+            f"({t}total_accelerators, {t}accelerators_per_node), true)")
 
 
 COUNTED = f"r.total_accelerators > 0 AND NOT coalesce({count_contradicted('r.')}, false)"
