@@ -127,7 +127,8 @@ def best_b200_llama2(v51: list[dict], v61: list[dict], scenario: str) -> dict[st
 def test_trend_across_rounds_recomputed_from_the_files(rounds_client, v51, v61):
     best = best_b200_llama2(v51, v61, "Server")
     rows = all_rows(rounds_client, "/v1/trends", accelerator="nvidia-b200-sxm-180gb",
-                    model="llama2-70b", scenario="Server")
+                    model="llama2-70b", scenario="Server", division="closed",
+                    availability="available")  # the route's defaults (all_rows asks for all)
     assert [r["round"] for r in rows] == ["v5.1", "v6.1"]
     for row in rows:
         assert row["per_accelerator"] == pytest.approx(best[row["round"]][0])
