@@ -18,7 +18,7 @@ from warehouse.exceptions import QueryError, SnapshotError
 from warehouse.model.schema import empty_warehouse
 from warehouse.model.vocabulary import PUBLISHED
 from warehouse.queries import quote_name
-from warehouse.storage.db import GUARD_SQL, loaded_sources
+from warehouse.storage.db import GUARD_SQL, NO_SPILL, loaded_sources
 from warehouse.storage.store import Layout, SnapshotRef, foreign
 
 # Relations the list queries read often and that are costly to compute (views over joins):
@@ -300,7 +300,7 @@ class SnapshotReader:
         if ref is None:
             return Opened(None, empty_warehouse())
         # One thread per query: API queries are small, and requests already run in parallel.
-        con = duckdb.connect(config={"threads": 1})
+        con = duckdb.connect(config={"threads": 1, **NO_SPILL})
         try:
             con.execute("ATTACH ? AS snap (READ_ONLY)", [str(ref.path)])
             con.execute(f"ATTACH ':memory:' AS {SERVED_DB} (COMPRESS)")

@@ -172,8 +172,9 @@ class LocalServer:
 
 
 def copy_data_dir(src: Path, dst: Path) -> Path:
-    """Copy a data directory (snapshots, raw store, runs) for a test to change freely."""
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("refresh.lock"))
+    """Copy a data directory (snapshots, raw store, runs; not the temporary files of its
+    processes) for a test to change freely."""
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("refresh.lock", "tmp"))
     return dst
 
 

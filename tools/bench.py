@@ -679,7 +679,7 @@ def hundred_phase(server: BenchServer, work: Path, env: dict, items: list,
     server.files["/summary.csv"] = scaled_csv(100)
     big = work / "big"
     big.mkdir()
-    shutil.copytree(work / "one" / "var", big / "var")
+    shutil.copytree(work / "one" / "var", big / "var", ignore=shutil.ignore_patterns("tmp"))
     versions = seed_price_history(current_snapshot(big), 10)
     # every price moves: 100,000 versions closed and 100,000 opened on top of the history
     moved = [{**i, "retailPrice": i["retailPrice"] + 0.25, "unitPrice": i["unitPrice"] + 0.25,

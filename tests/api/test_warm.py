@@ -66,3 +66,14 @@ def test_a_publish_is_warmed_in_the_background_while_the_previous_snapshot_answe
         for path in LIST:
             assert client.get(path).headers["x-snapshot-id"] == report.snapshot_id
         assert built(client) == swapped_in  # built before it served, not on these requests
+
+
+def test_the_api_connection_never_spills_into_the_current_directory(evidence_warehouse,
+                                                                    tmp_path):
+    """DuckDB's in-memory connections spill to ``.tmp`` in the current directory by default;
+    the API's reads write nothing: its connection has no temp directory."""
+    copy_data_dir(evidence_warehouse / "var", tmp_path / "var")
+    with TestClient(create_app(make_settings(tmp_path, evidence_warehouse / "sources.toml"))) \
+            as client:
+        con = client.app.state.reader.get().con
+        assert con.execute("SELECT current_setting('temp_directory')").fetchone() == ("",)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ import pytest
 from ingest.context import LoadContext
 from ingest.refresh import all_rules, refresh
 from tests.conftest import make_settings
-from tests.helpers import no_op, replace_loads
+from tests.helpers import copy_data_dir, no_op, replace_loads
 from warehouse.figures import derived
 from warehouse.storage.store import Layout
 
@@ -190,3 +192,46 @@ def test_validate_command_prints_table_and_exit_code(full_warehouse):
     assert done.returncode == 0, done.stderr
     assert "every mlperf_result row is measured" in done.stdout
     assert "natural key is unique" in done.stdout
+
+
+VALIDATE_THEN_DIE = """
+import os, sys
+from pathlib import Path
+from ingest.refresh import all_rules
+from warehouse.quality import validation
+from warehouse.storage.store import Layout
+layout = Layout(Path(sys.argv[1]))
+results = validation.run_isolated(layout.read_current().path, layout=layout, rules=all_rules())
+print(sum(r["success"] for r in results), len(results))
+os._exit(0)  # as a killed process would: nothing it made is cleaned up at exit
+"""
+
+
+@pytest.mark.parametrize("socket_fits", [True, False], ids=["short-path", "long-path"])
+def test_validation_keeps_its_temporary_files_in_the_data_dir(full_copy, tmp_path, socket_fits):
+    """The validation process (a forkserver's child), great-expectations and multiprocessing
+    write their temporary files under the data dir's tmp/, never the system's temp dir; the
+    forkserver's socket too, unless the data dir's path is too long for a socket's (then it
+    alone is in the system's temp dir)."""
+    tmp, _ = full_copy
+    short = Path(tempfile.mkdtemp(prefix="pl", dir="/tmp"))  # pytest's own paths run long
+    try:
+        data = copy_data_dir(tmp / "var", (short if socket_fits else tmp_path / ("d" * 90))
+                             / "var")
+        system_tmp = short / "t"
+        system_tmp.mkdir()
+        done = subprocess.run([sys.executable, "-c", VALIDATE_THEN_DIE, str(data)],
+                              env={**os.environ, "TMPDIR": str(system_tmp)},
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        passed, rules = map(int, done.stdout.split())
+        assert rules == len(all_rules()) and passed == rules
+        inside = [p.name for p in (data / "tmp").iterdir()]
+        outside = [p.name for p in system_tmp.iterdir()]
+        if socket_fits:
+            assert outside == [] and [n[:5] for n in inside] == ["pymp-"]
+        else:
+            assert inside == [] and [n[:5] for n in outside] == ["pymp-"]
+            assert [p.name[:9] for p in (system_tmp / outside[0]).iterdir()] == ["listener-"]
+    finally:
+        shutil.rmtree(short)

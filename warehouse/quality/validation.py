@@ -118,7 +118,11 @@ def _summarise(rule: Rule, res) -> dict:
 def run(path: Path, *, layout: Layout, rules: list[Rule], run_id: str = "validate") -> list[dict]:
     """Validate the snapshot at ``path`` against ``rules``; return one result dict per rule."""
     import great_expectations as gx
-    from great_expectations.data_context.types.base import ProgressBarsConfig
+    from great_expectations.data_context.types.base import (
+        DataContextConfig,
+        InMemoryStoreBackendDefaults,
+        ProgressBarsConfig,
+    )
     from great_expectations.execution_engine import sqlalchemy_execution_engine as se
 
     _patch_gx_for_duckdb(se)
@@ -126,7 +130,9 @@ def run(path: Path, *, layout: Layout, rules: list[Rule], run_id: str = "validat
     # with its own config.
     frame = _raw_file_frame(path, layout) if any(r.kind == "raw_files" for r in rules) else None
     counts = _row_counts(path, {r.table for r in rules if r.kind != "raw_files"})
-    context = gx.get_context(mode="ephemeral")
+    # in memory only: no temporary docs site (a directory under the system's temp dir)
+    context = gx.get_context(mode="ephemeral", project_config=DataContextConfig(
+        store_backend_defaults=InMemoryStoreBackendDefaults(init_temp_docs_sites=False)))
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
     # Read-only, so validating the published snapshot works while the API has it open.
     source = context.data_sources.add_sql(
@@ -172,6 +178,7 @@ def _child(path: str, root: str, run_id: str, rules: list[Rule], conn) -> None:
     import logging
 
     logging.disable(logging.WARNING)
+    _own_lock()
     try:
         conn.send(("ok", run(Path(path), layout=Layout(Path(root)), rules=rules, run_id=run_id)))
     except BaseException as e:  # report every failure to the parent, which raises it
@@ -180,18 +187,67 @@ def _child(path: str, root: str, run_id: str, rules: list[Rule], conn) -> None:
         conn.close()
 
 
+def _own_lock() -> None:
+    """tqdm (GX's progress bars, switched off) would create a multiprocessing lock: a POSIX
+    semaphore under /dev/shm. A thread lock does here: the child is one process."""
+    import threading
+
+    import tqdm
+
+    tqdm.tqdm.set_lock(threading.RLock())
+
+
+# The forkserver's listening socket is ``<temp dir>/pymp-XXXXXXXX/listener-XXXXXXXX``; an
+# AF_UNIX path holds at most 107 bytes, so the temp dir may take 75.
+SOCKET_DIR_MAX = 107 - len("/pymp-12345678/listener-12345678")
 _FORKSERVER = None
+_FORKSERVER_TMP: Path | None = None  # where the forkserver's socket is
 
 
-def _context():
+def _child_env(tmp: Path) -> dict[str, str]:
+    """What a validation process starts with: its temporary files in the data dir's ``tmp``,
+    and no module imported from the current directory (``python -c`` would put it first)."""
+    return {"TMPDIR": str(tmp), "PYTHONSAFEPATH": "1"}
+
+
+def _context(tmp: Path):
     """A forkserver that has imported great-expectations once; each validation forks a fresh
     child from it, so repeated refreshes in one process (a scheduler loop, `serve
-    --refresh-every`, the tests) pay GX's multi-second import only once."""
-    global _FORKSERVER
+    --refresh-every`, the tests) pay GX's multi-second import only once. It starts with
+    ``tmp`` (the first data dir's) as its processes' temp dir, and its socket there too when
+    that path is short enough for a socket (else in the system's temp dir: the one thing a
+    validation writes outside the data dir, and only then). None when it cannot serve: a main
+    module naming a file that does not exist, no temp dir short enough for its socket, or
+    its socket's directory removed since."""
+    global _FORKSERVER, _FORKSERVER_TMP
+    if not _forkserver_usable():
+        return None
     if _FORKSERVER is None:
-        _FORKSERVER = multiprocessing.get_context("forkserver")
-        _FORKSERVER.set_forkserver_preload(["great_expectations", "warehouse.quality.validation"])
-    return _FORKSERVER
+        import os
+        import tempfile
+        from multiprocessing import forkserver
+
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["great_expectations", "warehouse.quality.validation"])
+        socket_dir = next((d for d in (tmp, Path(tempfile.gettempdir()))
+                           if len(str(d)) <= SOCKET_DIR_MAX), None)
+        if socket_dir is None:
+            return None
+        before = {k: os.environ.get(k) for k in _child_env(tmp)}, tempfile.tempdir
+        os.environ.update(_child_env(tmp))  # the forkserver process inherits these
+        tempfile.tempdir = str(socket_dir)  # its socket's directory is made here, in this process
+        try:
+            forkserver.ensure_running()
+        finally:
+            tempfile.tempdir = before[1]
+            for k, v in before[0].items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        _FORKSERVER, _FORKSERVER_TMP = ctx, socket_dir
+    assert _FORKSERVER_TMP is not None
+    return _FORKSERVER if _FORKSERVER_TMP.is_dir() else None
 
 
 def _forkserver_usable() -> bool:
@@ -203,24 +259,22 @@ def _forkserver_usable() -> bool:
     return main_file is None or Path(main_file).exists()
 
 
-def prewarm() -> None:
+def prewarm(layout: Layout) -> None:
     """Start the forkserver now, so its great-expectations import runs while the refresh is
     still fetching and parsing (a refresh calls this once a source has changed). Idempotent."""
-    if _forkserver_usable():
-        from multiprocessing import forkserver
-
-        _context()
-        forkserver.ensure_running()
+    _context(layout.temp_dir())
 
 
 def run_isolated(path: Path, *, layout: Layout, rules: list[Rule],
                  run_id: str = "validate") -> list[dict]:
     """``run`` in a child process: great-expectations opens the file through duckdb-engine with
     its own connection settings, which DuckDB will not mix with other connections to the same
-    file in one process; a child also keeps GX's memory out of the caller."""
-    if not _forkserver_usable():
-        return _run_subprocess(path, layout=layout, rules=rules, run_id=run_id)
-    ctx = _context()
+    file in one process; a child also keeps GX's memory out of the caller. Its temporary files
+    stay in the data dir (``Layout.temp_dir``)."""
+    tmp = layout.temp_dir()
+    ctx = _context(tmp)
+    if ctx is None:
+        return _run_subprocess(path, layout=layout, rules=rules, run_id=run_id, tmp=tmp)
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(str(path), str(layout.root), run_id, rules, child))
     proc.start()
@@ -235,17 +289,18 @@ def run_isolated(path: Path, *, layout: Layout, rules: list[Rule],
     return payload
 
 
-def _run_subprocess(path: Path, *, layout: Layout, rules: list[Rule], run_id: str) -> list[dict]:
-    """The same in a plain ``python -m`` child, for callers whose main module names a file that
-    does not exist (``python -``: the forkserver would re-import it from ``<stdin>``). The
+def _run_subprocess(path: Path, *, layout: Layout, rules: list[Rule], run_id: str,
+                    tmp: Path) -> list[dict]:
+    """The same in a plain ``python -m`` child, where no forkserver serves (``_context``). The
     rules go to the child as JSON on its standard input."""
     import dataclasses
+    import os
     import subprocess
 
     proc = subprocess.run(
         [sys.executable, "-m", "warehouse.quality.validation", str(path), str(layout.root), run_id],
         input=json.dumps([dataclasses.asdict(r) for r in rules]),
-        capture_output=True, text=True, check=False)
+        capture_output=True, text=True, check=False, env={**os.environ, **_child_env(tmp)})
     if proc.returncode != 0:
         raise ValidationFailed(
             "validation could not run: " + (proc.stderr.strip().splitlines() or ["?"])[-1])
@@ -256,6 +311,7 @@ if __name__ == "__main__":
     import logging
 
     logging.disable(logging.WARNING)
+    _own_lock()
     _path, _root, _run = sys.argv[1:4]
     _rules = [Rule.from_json(r) for r in json.load(sys.stdin)]
     print(json.dumps(run(Path(_path), layout=Layout(Path(_root)), rules=_rules, run_id=_run)))

@@ -24,6 +24,12 @@ READ_ONLY_GUARDS: dict[str, bool] = {
 GUARD_SQL = "; ".join(f"SET {k} = {str(v).lower()}" for k, v in READ_ONLY_GUARDS.items())
 
 
+# An in-memory connection never spills to disk: DuckDB's default temp_directory for one is
+# ``.tmp`` in the current directory, outside the data dir (and a reader writes nothing). A
+# query past memory fails instead.
+NO_SPILL: dict[str, str | bool | int | float | list[str]] = {"temp_directory": ""}
+
+
 def open_read_only(path: Path, **config: str | int | float) -> duckdb.DuckDBPyConnection:
     """A connection to the DuckDB file at ``path`` that can read it and nothing else."""
     return duckdb.connect(str(path), read_only=True, config={**config, **READ_ONLY_GUARDS})

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 
+from warehouse.storage.db import NO_SPILL
 from warehouse.storage.store import Layout
 
 
@@ -74,7 +75,7 @@ class Staging:
             # Attached read-only to a connection of its own: in a process that also serves
             # the API (serve --refresh-every), the file is already open there with another
             # configuration, which a second duckdb.connect of it would refuse.
-            con = duckdb.connect()
+            con = duckdb.connect(config=NO_SPILL)
             try:
                 con.execute("ATTACH ? AS published (READ_ONLY)", [str(current.path)])
                 con.execute("USE published")

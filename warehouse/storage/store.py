@@ -81,7 +81,9 @@ def unreadable(path: Path) -> str | None:
 
     if not path.exists():
         return "the file is missing"
-    con = duckdb.connect()
+    from warehouse.storage.db import NO_SPILL
+
+    con = duckdb.connect(config=NO_SPILL)
     try:
         con.execute("ATTACH ? AS probe (READ_ONLY)", [str(path)])
         return foreign(con, "probe")
@@ -133,6 +135,18 @@ class Layout:
             raise SnapshotError("its snapshot file is not a plain <id>.duckdb name in "
                                 "snapshots/ (a path, or ..); refused")
         return self.inside(self.snapshots / name, f"snapshots/{name}")
+
+    def temp_dir(self) -> Path:
+        """``tmp/`` in the data directory (created, private to its owner): where a refresh's
+        validation process keeps its temporary files and its forkserver's socket, so nothing
+        is written outside the data directory."""
+        tmp = self.inside(self.root / "tmp", "tmp")
+        try:
+            tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as e:
+            raise SnapshotError(f"tmp/ cannot be created in the data directory ({e.strerror}): "
+                                "validation keeps its temporary files there") from None
+        return tmp
 
     def ensure(self) -> None:
         """Create the directories, refusing any path of the layout that a symlink leads out
