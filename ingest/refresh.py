@@ -394,7 +394,7 @@ class _Run:
                           growth_ratio=settings.growth_ratio,
                           accept_growth=self.accept_growth,
                           limits=_limits(settings, config),
-                          changing=lambda: validation.prewarm(self.layout), emit=self.emit, floor=self.floor,
+                          changing=validation.prewarm, emit=self.emit, floor=self.floor,
                           request_seconds=settings.http_deadline,
                           deadline=min(self.deadline, time.monotonic()
                                        + settings.source_deadline))
@@ -423,7 +423,7 @@ class _Run:
         for part, text in outcome.excerpts.items():  # the log, not the run record
             log.warning("%s %s: the body starts %r", name, part, text)
         if outcome.wrote:
-            validation.prewarm(self.layout)  # GX's import overlaps the sources still loading
+            validation.prewarm()  # GX's import overlaps the sources still loading
         self.emit("source", f"{name}: {outcome.status}"
                   + (f" — {outcome.message}" if outcome.message else ""))
 

@@ -16,7 +16,7 @@ import pytest
 from ingest.context import LoadContext
 from ingest.refresh import all_rules, refresh
 from tests.conftest import make_settings
-from tests.helpers import copy_data_dir, no_op, replace_loads
+from tests.helpers import no_op, replace_loads
 from warehouse.figures import derived
 from warehouse.storage.store import Layout
 
@@ -194,8 +194,42 @@ def test_validate_command_prints_table_and_exit_code(full_warehouse):
     assert "natural key is unique" in done.stdout
 
 
-VALIDATE_THEN_DIE = """
+# Loaded by every Python process of a validation (the forkserver is a fresh interpreter, its
+# children forks of it): an audit hook that logs each path a process creates or opens to
+# write, and its pid.
+AUDIT = """
 import os, sys
+LOG = os.environ.get("PL_AUDIT_LOG")
+WRITE = os.O_WRONLY | os.O_RDWR | os.O_CREAT
+busy = []
+
+def hook(event, args):
+    if busy or event not in ("open", "os.mkdir", "tempfile.mkdtemp", "tempfile.mkstemp"):
+        return
+    path = args[0]
+    if event == "open":
+        mode, flags = args[1], args[2]
+        if not (isinstance(mode, str) and any(c in mode for c in "wax+")
+                or mode is None and isinstance(flags, int) and flags & WRITE):
+            return
+    if not isinstance(path, str):
+        return
+    busy.append(1)
+    try:
+        fd = os.open(LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        os.write(fd, f"{os.getpid()} {event} {os.path.abspath(path)}\\n".encode())
+        os.close(fd)
+    finally:
+        busy.clear()
+
+if LOG:
+    with open(LOG, "a") as f:
+        f.write(f"{os.getpid()} started -\\n")
+    sys.addaudithook(hook)
+"""
+
+VALIDATE = """
+import sys
 from pathlib import Path
 from ingest.refresh import all_rules
 from warehouse.quality import validation
@@ -203,35 +237,37 @@ from warehouse.storage.store import Layout
 layout = Layout(Path(sys.argv[1]))
 results = validation.run_isolated(layout.read_current().path, layout=layout, rules=all_rules())
 print(sum(r["success"] for r in results), len(results))
-os._exit(0)  # as a killed process would: nothing it made is cleaned up at exit
 """
 
 
-@pytest.mark.parametrize("socket_fits", [True, False], ids=["short-path", "long-path"])
-def test_validation_keeps_its_temporary_files_in_the_data_dir(full_copy, tmp_path, socket_fits):
-    """The validation process (a forkserver's child), great-expectations and multiprocessing
-    write their temporary files under the data dir's tmp/, never the system's temp dir; the
-    forkserver's socket too, unless the data dir's path is too long for a socket's (then it
-    alone is in the system's temp dir)."""
+def test_validation_writes_nothing_outside_the_data_dir_but_its_socket(full_copy, tmp_path):
+    """Every path the validation's processes create or open to write (the caller, its
+    forkserver and the forked child: great-expectations, tempfile, tqdm, SQLAlchemy) is in
+    the data dir, but for the forkserver's socket (multiprocessing's pymp-*/listener-* in the
+    system's temp dir, removed at exit)."""
     tmp, _ = full_copy
-    short = Path(tempfile.mkdtemp(prefix="pl", dir="/tmp"))  # pytest's own paths run long
+    data = (tmp / "var").resolve()
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(AUDIT)
+    log = tmp_path / "written.log"
+    system_tmp = Path(tempfile.mkdtemp(prefix="pl", dir="/tmp"))  # short: a socket's path
     try:
-        data = copy_data_dir(tmp / "var", (short if socket_fits else tmp_path / ("d" * 90))
-                             / "var")
-        system_tmp = short / "t"
-        system_tmp.mkdir()
-        done = subprocess.run([sys.executable, "-c", VALIDATE_THEN_DIE, str(data)],
-                              env={**os.environ, "TMPDIR": str(system_tmp)},
+        env = {**os.environ, "TMPDIR": str(system_tmp), "PL_AUDIT_LOG": str(log),
+               "PYTHONDONTWRITEBYTECODE": "1",
+               "PYTHONPATH": os.pathsep.join([str(hooks), *sys.path])}
+        done = subprocess.run([sys.executable, "-c", VALIDATE, str(data)], env=env,
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         passed, rules = map(int, done.stdout.split())
         assert rules == len(all_rules()) and passed == rules
-        inside = [p.name for p in (data / "tmp").iterdir()]
-        outside = [p.name for p in system_tmp.iterdir()]
-        if socket_fits:
-            assert outside == [] and [n[:5] for n in inside] == ["pymp-"]
-        else:
-            assert inside == [] and [n[:5] for n in outside] == ["pymp-"]
-            assert [p.name[:9] for p in (system_tmp / outside[0]).iterdir()] == ["listener-"]
+        written = [line.split(" ", 2) for line in log.read_text().splitlines()]
+        assert len({pid for pid, event, _ in written if event == "started"}) >= 2  # + forkserver
+        outside = [(event, Path(path)) for _, event, path in written if event != "started"
+                   and not Path(path).is_relative_to(data) and path != os.devnull]
+        # tempfile's probe of the system's temp dir, and the socket's directory made there
+        assert outside and all(path.parent == system_tmp for _, path in outside), outside
+        made = {path for event, path in outside if event != "open"}
+        assert len(made) == 1 and next(iter(made)).name.startswith("pymp-"), outside
     finally:
-        shutil.rmtree(short)
+        shutil.rmtree(system_tmp)

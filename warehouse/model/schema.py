@@ -798,9 +798,9 @@ def empty_warehouse() -> duckdb.DuckDBPyConnection:
     serves before the first publish, and what ``perfledger describe`` documents (with the
     read-only guards of ``warehouse.storage.db``: nothing outside it can be read or written)."""
     from warehouse.figures import derived
-    from warehouse.storage.db import GUARD_SQL
+    from warehouse.storage.db import GUARD_SQL, NO_SPILL
 
-    con = duckdb.connect(":memory:")
+    con = duckdb.connect(":memory:", config=NO_SPILL)
     create_all(con)
     derived.install(con)
     con.execute(GUARD_SQL)

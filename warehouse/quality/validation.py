@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.exceptions import ValidationFailed
+from warehouse.exceptions import SnapshotError, ValidationFailed
 from warehouse.quality.suites import Rule
 from warehouse.storage.store import Layout
 
@@ -174,11 +174,11 @@ def run(path: Path, *, layout: Layout, rules: list[Rule], run_id: str = "validat
     return results
 
 
-def _child(path: str, root: str, run_id: str, rules: list[Rule], conn) -> None:
+def _child(path: str, root: str, run_id: str, rules: list[Rule], tmp: str | None, conn) -> None:
     import logging
 
     logging.disable(logging.WARNING)
-    _own_lock()
+    _own_temporaries(tmp)
     try:
         conn.send(("ok", run(Path(path), layout=Layout(Path(root)), rules=rules, run_id=run_id)))
     except BaseException as e:  # report every failure to the parent, which raises it
@@ -187,67 +187,36 @@ def _child(path: str, root: str, run_id: str, rules: list[Rule], conn) -> None:
         conn.close()
 
 
-def _own_lock() -> None:
-    """tqdm (GX's progress bars, switched off) would create a multiprocessing lock: a POSIX
-    semaphore under /dev/shm. A thread lock does here: the child is one process."""
+def _own_temporaries(tmp: str | None) -> None:
+    """In a validation process (one validation each): a temporary file anything in it makes
+    goes to the data dir's ``tmp/`` (None: the data dir cannot be written, the system's temp
+    dir then), and tqdm (GX's progress bars, switched off) gets a thread lock, not the
+    multiprocessing lock it would create, a POSIX semaphore under /dev/shm."""
+    import os
+    import tempfile
     import threading
 
     import tqdm
 
+    if tmp is not None:
+        os.environ["TMPDIR"] = tempfile.tempdir = tmp
     tqdm.tqdm.set_lock(threading.RLock())
 
 
-# The forkserver's listening socket is ``<temp dir>/pymp-XXXXXXXX/listener-XXXXXXXX``; an
-# AF_UNIX path holds at most 107 bytes, so the temp dir may take 75.
-SOCKET_DIR_MAX = 107 - len("/pymp-12345678/listener-12345678")
 _FORKSERVER = None
-_FORKSERVER_TMP: Path | None = None  # where the forkserver's socket is
 
 
-def _child_env(tmp: Path) -> dict[str, str]:
-    """What a validation process starts with: its temporary files in the data dir's ``tmp``,
-    and no module imported from the current directory (``python -c`` would put it first)."""
-    return {"TMPDIR": str(tmp), "PYTHONSAFEPATH": "1"}
-
-
-def _context(tmp: Path):
+def _context():
     """A forkserver that has imported great-expectations once; each validation forks a fresh
     child from it, so repeated refreshes in one process (a scheduler loop, `serve
-    --refresh-every`, the tests) pay GX's multi-second import only once. It starts with
-    ``tmp`` (the first data dir's) as its processes' temp dir, and its socket there too when
-    that path is short enough for a socket (else in the system's temp dir: the one thing a
-    validation writes outside the data dir, and only then). None when it cannot serve: a main
-    module naming a file that does not exist, no temp dir short enough for its socket, or
-    its socket's directory removed since."""
-    global _FORKSERVER, _FORKSERVER_TMP
-    if not _forkserver_usable():
-        return None
+    --refresh-every`, the tests) pay GX's multi-second import only once. Its socket is
+    multiprocessing's, in the system's temp dir (``pymp-*/listener-*``): the one thing a
+    validation writes outside the data dir."""
+    global _FORKSERVER
     if _FORKSERVER is None:
-        import os
-        import tempfile
-        from multiprocessing import forkserver
-
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["great_expectations", "warehouse.quality.validation"])
-        socket_dir = next((d for d in (tmp, Path(tempfile.gettempdir()))
-                           if len(str(d)) <= SOCKET_DIR_MAX), None)
-        if socket_dir is None:
-            return None
-        before = {k: os.environ.get(k) for k in _child_env(tmp)}, tempfile.tempdir
-        os.environ.update(_child_env(tmp))  # the forkserver process inherits these
-        tempfile.tempdir = str(socket_dir)  # its socket's directory is made here, in this process
-        try:
-            forkserver.ensure_running()
-        finally:
-            tempfile.tempdir = before[1]
-            for k, v in before[0].items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
-        _FORKSERVER, _FORKSERVER_TMP = ctx, socket_dir
-    assert _FORKSERVER_TMP is not None
-    return _FORKSERVER if _FORKSERVER_TMP.is_dir() else None
+        _FORKSERVER = multiprocessing.get_context("forkserver")
+        _FORKSERVER.set_forkserver_preload(["great_expectations", "warehouse.quality.validation"])
+    return _FORKSERVER
 
 
 def _forkserver_usable() -> bool:
@@ -259,10 +228,23 @@ def _forkserver_usable() -> bool:
     return main_file is None or Path(main_file).exists()
 
 
-def prewarm(layout: Layout) -> None:
+def prewarm() -> None:
     """Start the forkserver now, so its great-expectations import runs while the refresh is
     still fetching and parsing (a refresh calls this once a source has changed). Idempotent."""
-    _context(layout.temp_dir())
+    if _forkserver_usable():
+        from multiprocessing import forkserver
+
+        _context()
+        forkserver.ensure_running()
+
+
+def _temp_dir(layout: Layout) -> str | None:
+    """The data dir's ``tmp/`` for a validation's temporary files; None when the data dir
+    cannot be written (a read-only mount: validating only reads)."""
+    try:
+        return str(layout.temp_dir())
+    except SnapshotError:
+        return None
 
 
 def run_isolated(path: Path, *, layout: Layout, rules: list[Rule],
@@ -270,13 +252,14 @@ def run_isolated(path: Path, *, layout: Layout, rules: list[Rule],
     """``run`` in a child process: great-expectations opens the file through duckdb-engine with
     its own connection settings, which DuckDB will not mix with other connections to the same
     file in one process; a child also keeps GX's memory out of the caller. Its temporary files
-    stay in the data dir (``Layout.temp_dir``)."""
-    tmp = layout.temp_dir()
-    ctx = _context(tmp)
-    if ctx is None:
+    go to the data dir's ``tmp/`` (``_own_temporaries``)."""
+    tmp = _temp_dir(layout)
+    if not _forkserver_usable():
         return _run_subprocess(path, layout=layout, rules=rules, run_id=run_id, tmp=tmp)
+    ctx = _context()
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(str(path), str(layout.root), run_id, rules, child))
+    proc = ctx.Process(target=_child,
+                       args=(str(path), str(layout.root), run_id, rules, tmp, child))
     proc.start()
     child.close()
     try:
@@ -290,17 +273,18 @@ def run_isolated(path: Path, *, layout: Layout, rules: list[Rule],
 
 
 def _run_subprocess(path: Path, *, layout: Layout, rules: list[Rule], run_id: str,
-                    tmp: Path) -> list[dict]:
-    """The same in a plain ``python -m`` child, where no forkserver serves (``_context``). The
+                    tmp: str | None) -> list[dict]:
+    """The same in a plain ``python -m`` child, for callers whose main module names a file that
+    does not exist (``python -``: the forkserver would re-import it from ``<stdin>``). The
     rules go to the child as JSON on its standard input."""
     import dataclasses
-    import os
     import subprocess
 
     proc = subprocess.run(
-        [sys.executable, "-m", "warehouse.quality.validation", str(path), str(layout.root), run_id],
+        [sys.executable, "-m", "warehouse.quality.validation", str(path), str(layout.root), run_id,
+         *([tmp] if tmp else [])],
         input=json.dumps([dataclasses.asdict(r) for r in rules]),
-        capture_output=True, text=True, check=False, env={**os.environ, **_child_env(tmp)})
+        capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise ValidationFailed(
             "validation could not run: " + (proc.stderr.strip().splitlines() or ["?"])[-1])
@@ -311,7 +295,7 @@ if __name__ == "__main__":
     import logging
 
     logging.disable(logging.WARNING)
-    _own_lock()
+    _own_temporaries(sys.argv[4] if len(sys.argv) > 4 else None)
     _path, _root, _run = sys.argv[1:4]
     _rules = [Rule.from_json(r) for r in json.load(sys.stdin)]
     print(json.dumps(run(Path(_path), layout=Layout(Path(_root)), rules=_rules, run_id=_run)))

@@ -137,9 +137,8 @@ class Layout:
         return self.inside(self.snapshots / name, f"snapshots/{name}")
 
     def temp_dir(self) -> Path:
-        """``tmp/`` in the data directory (created, private to its owner): where a refresh's
-        validation process keeps its temporary files and its forkserver's socket, so nothing
-        is written outside the data directory."""
+        """``tmp/`` in the data directory (created, private to its owner): where a validation
+        process keeps any temporary file, so none is written outside the data directory."""
         tmp = self.inside(self.root / "tmp", "tmp")
         try:
             tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -153,7 +152,7 @@ class Layout:
         of the data directory (a refresh writes, moves and deletes only inside it)."""
         for d in (self.raw, self.snapshots, self.runs):
             d.mkdir(parents=True, exist_ok=True)
-        for name in ("raw", "snapshots", "runs", "state", "quarantine", "refresh.lock"):
+        for name in ("raw", "snapshots", "runs", "state", "quarantine", "tmp", "refresh.lock"):
             self.inside(self.root / name, name)  # (a CURRENT leading out is replaced, not read)
 
     # ---------------------------------------------------------------- raw store
