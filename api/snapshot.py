@@ -285,6 +285,10 @@ class SnapshotReader:
         self.layout = layout
         self.check_interval = check_interval
         self._lock = threading.Lock()
+        # Requests' counts of the snapshots they hold (``hold``): a lock of its own, held for
+        # a count only, since every request takes it on the event loop's thread (``_lock`` is
+        # held while a snapshot opens or warms).
+        self._uses = threading.Lock()
         self._current: Opened | None = None
         self._previous: Opened | None = None
         self._history: dict[str, Opened] = {}
@@ -326,7 +330,7 @@ class SnapshotReader:
         opened = self._current_one()
         if held is None:
             return opened
-        with self._lock:  # replaced twice since it was read (so closed): the current one
+        with self._uses:  # replaced twice since it was read (so closed): the current one
             return self._hold(self._current if opened.retired and self._current else opened,
                               held)
 
@@ -334,25 +338,30 @@ class SnapshotReader:
     def _hold(opened: Opened, held: list[Opened]) -> Opened:
         """Count ``opened`` in use by one request (its holder ``held``) until ``release``: a
         snapshot replaced twice or evicted meanwhile stays open until its last user is done.
-        Called with the lock held, the lock that retires snapshots."""
+        Called with ``_uses`` held, the lock a snapshot is retired under."""
         opened.users += 1
         held.append(opened)
         return opened
 
     def release(self, held: list[Opened]) -> None:
         """A request is done with the snapshots it held; a retired one with no user left
-        closes."""
-        with self._lock:
+        closes, in a thread of its own (closing takes milliseconds: never on the event loop's
+        thread, where a request ends)."""
+        with self._uses:
+            done = []
             for opened in held:
                 opened.users -= 1
                 if opened.retired and opened.users == 0:
-                    opened.con.close()
+                    done.append(opened)
+        for opened in done:
+            threading.Thread(target=opened.con.close, name=f"close {opened.id}").start()
 
     def _retire(self, opened: Opened) -> None:
-        """No new request reads ``opened``; it closes now, or when its last user is done.
-        Called with the lock held."""
-        opened.retired = True
-        if opened.users == 0:
+        """No new request reads ``opened``; it closes now, or when its last user is done."""
+        with self._uses:
+            opened.retired = True
+            idle = opened.users == 0
+        if idle:
             opened.con.close()
 
     def _current_one(self) -> Opened:
@@ -484,7 +493,10 @@ class SnapshotReader:
                 while len(self._history) > 4:
                     self._retire(self._history.pop(next(iter(self._history))))
             held = ANSWERING.get()
-            return cached if held is None else self._hold(cached, held)
+            if held is None:
+                return cached
+            with self._uses:
+                return self._hold(cached, held)
 
     def close(self) -> None:
         """Close every connection."""

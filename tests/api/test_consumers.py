@@ -280,6 +280,8 @@ def test_a_request_finishes_on_its_snapshot_across_two_publishes(full_copy, clie
     assert slow.status_code == 200, slow.text
     assert slow.json()["snapshot_id"] == slow.headers["x-snapshot-id"] == old
     assert held[0].retired
+    for closing in [t for t in threading.enumerate() if t.name == f"close {old}"]:
+        closing.join(30)
     with pytest.raises(duckdb.ConnectionException):  # closed once its request was done
         held[0].con.execute("SELECT 1")
     assert client.get("/v1/costs?model=deepseek-r1").json()["snapshot_id"] == published[1]
