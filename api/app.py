@@ -56,6 +56,7 @@ class PerfledgerAPI(FastAPI):
     not recorded goes to ``FastAPI.__call__`` as usual."""
 
     response_cache: ResponseCache
+    reader: SnapshotReader
 
     async def __call__(self, scope, receive, send) -> None:
         holder: list[Opened] = []  # this request's snapshots, once it reads one
@@ -65,7 +66,7 @@ class PerfledgerAPI(FastAPI):
         finally:
             ANSWERING.reset(held)
             if holder:
-                self.state.reader.release(holder)
+                self.reader.release(holder)
 
     async def compute(self, scope, receive, send) -> None:
         await super().__call__(scope, receive, send)
@@ -83,7 +84,7 @@ def create_app(settings: Settings | None = None) -> PerfledgerAPI:
                               "vendor claims, every row labelled with what it is and where it "
                               "came from. Read-only.")
     app.state.settings = settings
-    app.state.reader = SnapshotReader(Layout(settings.data_path), settings.snapshot_check_interval,
+    app.state.reader = app.reader = SnapshotReader(Layout(settings.data_path), settings.snapshot_check_interval,
                                       warm=_warmer(app) if settings.api_warm else None)
     errors.install(app)
     modules = (results, derived, observations, evidence, prices, calc, provenance, explorer)

@@ -324,9 +324,10 @@ class SnapshotReader:
         if pinned is not None:
             return pinned
         held = ANSWERING.get()
-        first = next((o for o in held or () if not o.past), None)
-        if first is not None:
-            return first
+        if held:  # the first current one it read (an as_of snapshot is ``past``)
+            first = held[0] if not held[0].past else next((o for o in held if not o.past), None)
+            if first is not None:
+                return first
         opened = self._current_one()
         if held is None:
             return opened
