@@ -29,8 +29,6 @@ from tools.bench_server import (
 )
 from warehouse.settings import Settings
 
-# The recorded InferenceX payloads the tests use too (file reads, not imports)
-
 CALLS = {
     "/v1/results": "/v1/results?model=deepseek-r1&scenario=Interactive&system=GB200&limit=1",
     "/v1/results/{result_id}": "/v1/results/{result_id}",

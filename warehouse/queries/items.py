@@ -20,13 +20,14 @@ from warehouse.queries.listing import ListQuery, quote_name, run_list
 from warehouse.storage.db import fetch_dicts
 
 
-def source_snapshot(con: duckdb.DuckDBPyConnection, snapshot_id: str) -> dict | None:
+def source_snapshot(con: duckdb.DuckDBPyConnection, snapshot_id: str,
+                    have: set[str] | None = None) -> dict | None:
     """A source snapshot row and the count of rows parsed from it, per fact table (0 for a
-    table a snapshot published before it existed lacks)."""
+    table a snapshot published before it existed lacks; ``have``: its tables, when known)."""
     rows = fetch_dicts(con, "SELECT * FROM source_snapshot WHERE id = ?", [snapshot_id])
     if not rows:
         return None
-    have = _tables(con)
+    have = have if have is not None else _tables(con)
     counts = " UNION ALL ".join(
         f"SELECT '{t}', count(*) FROM {t} WHERE source_snapshot_id = $id"
         for t in FACT_TABLES if t in have)
@@ -52,13 +53,14 @@ def result_detail(con: duckdb.DuckDBPyConnection, result_id: str) -> dict | None
     row = _one(con, ListQuery(relation="mlperf_result", public=MlperfResultPublic,
                               equals={"id": [result_id]}, limit=1))
     history: list[dict] = []
-    if "mlperf_result_revision" in _tables(con):  # not in a snapshot from before it was kept
+    have = _tables(con)
+    if "mlperf_result_revision" in have:  # not in a snapshot from before it was kept
         _, history, _ = run_list(con, ListQuery(
             relation="mlperf_result_revision", public=MlperfRevisionPublic,
             equals={"result_id": [result_id]}, sort=["valid_to"], limit=1000))
     if row is None and not history:
         return None
-    return {"row": row, "source": row and source_snapshot(con, row["source_snapshot_id"]),
+    return {"row": row, "source": row and source_snapshot(con, row["source_snapshot_id"], have),
             "history": history, "withdrawn": row is None}
 
 
