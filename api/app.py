@@ -84,8 +84,9 @@ def create_app(settings: Settings | None = None) -> PerfledgerAPI:
                               "vendor claims, every row labelled with what it is and where it "
                               "came from. Read-only.")
     app.state.settings = settings
-    app.state.reader = app.reader = SnapshotReader(Layout(settings.data_path), settings.snapshot_check_interval,
-                                      warm=_warmer(app) if settings.api_warm else None)
+    app.state.reader = app.reader = SnapshotReader(
+        Layout(settings.data_path), settings.snapshot_check_interval,
+        warm=_warmer(app) if settings.api_warm else None)
     errors.install(app)
     modules = (results, derived, observations, evidence, prices, calc, provenance, explorer)
     app.add_middleware(GZipMiddleware, minimum_size=1024)  # when the client accepts gzip
