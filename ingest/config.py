@@ -16,8 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ingest.context import SourceConfig
-from ingest.http import resolve_url
-from ingest.registry import SOURCES
+from ingest.registry import BY_NAME, SOURCES
 from warehouse.exceptions import ConfigError
 
 
@@ -37,10 +36,6 @@ class SourcesConfig:
         """Source names in refresh order (the registry's order)."""
         return [s.name for s in SOURCES]
 
-    def resolve(self, url: str) -> str:
-        """A configured URL, relative plain paths made absolute against the sources file."""
-        return resolve_url(self.base_dir, url)
-
 
 def load_sources(path: Path) -> SourcesConfig:
     """Read and check the sources file; a missing file means all defaults."""
@@ -51,12 +46,11 @@ def load_sources(path: Path) -> SourcesConfig:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from e
-    known = {s.name: s for s in SOURCES}
-    unknown = sorted(set(data) - set(known))
+    unknown = sorted(set(data) - set(BY_NAME))
     if unknown:
-        raise ConfigError(f"{path}: [{unknown[0]}] is not a source; known: {', '.join(known)}")
+        raise ConfigError(f"{path}: [{unknown[0]}] is not a source; known: {', '.join(BY_NAME)}")
     sections: dict[str, SourceConfig] = {}
-    for name, spec in known.items():
+    for name, spec in BY_NAME.items():
         try:
             sections[name] = spec.config.model_validate(data.get(name, {}))
         except ValidationError as e:

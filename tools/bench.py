@@ -191,13 +191,13 @@ def warm_azure(sources: Path) -> None:
     from ingest.azure_prices.fetch import build_filter, fetch_pages
     from ingest.azure_prices.load import AzureConfig
     from ingest.config import load_sources
-    from ingest.http import make_client
+    from ingest.http import make_client, resolve_url
 
     src = load_sources(sources)
     cfg = src["azure_prices"]
     assert isinstance(cfg, AzureConfig)
     with make_client(30) as client:
-        for _ in fetch_pages(client, src.resolve(cfg.url), api_version=cfg.api_version,
+        for _ in fetch_pages(client, resolve_url(src.base_dir, cfg.url), api_version=cfg.api_version,
                              odata_filter=build_filter(cfg.filter, cfg.regions),
                              currency=cfg.currency, max_pages=100_000):
             pass

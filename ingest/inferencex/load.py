@@ -29,6 +29,7 @@ from ingest.context import CURATED_DATA, LoadContext, SourceConfig
 from ingest.http import Raw
 from ingest.inferencex.aliases import parse_aliases
 from ingest.inferencex.parse import (
+    NATURAL_KEY,
     PARSER_VERSION,
     SOURCE,
     ParseReport,
@@ -207,12 +208,9 @@ def _current(ctx: LoadContext, rows: list[dict]) -> dict[str, dict]:
     return {r["observation_key"]: r for r in found}
 
 
-# What makes one configuration of a request's answer (its sweep points differ in conc).
-CONFIG = ("model", "hardware", "framework", "precision", "spec_method", "disagg",
-          "is_multinode", "prefill_tp", "prefill_ep", "prefill_dp_attention",
-          "prefill_num_workers", "decode_tp", "decode_ep", "decode_dp_attention",
-          "decode_num_workers", "num_prefill_gpu", "num_decode_gpu", "benchmark_type", "isl",
-          "osl", "offload_mode")
+# What makes one configuration of a request's answer: a sweep point's natural key without
+# what varies along the sweep (conc) or between its runs (date, run_url).
+CONFIG = tuple(c for c in NATURAL_KEY if c not in ("conc", "date", "run_url"))
 
 
 def _withdrawn(ctx: LoadContext, rows: list[dict], display: str, as_of: date | None) -> list[str]:

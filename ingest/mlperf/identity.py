@@ -214,24 +214,3 @@ def _decorations(s: str, d: Decorations) -> str:
         d.other.append("filler " + ", ".join(re.sub(r"\s+", " ", f) for f in filler))
         s = FILLER.sub(" ", s)
     return s
-
-
-# Decorations as submitters write them, for tests and documentation: each one added to a
-# spelling leaves its identity unchanged.
-DECORATION_EXAMPLES: dict[str, tuple[str, str]] = {
-    # name: (where it goes: prefix or suffix, text)
-    "reseller": ("prefix", "[MAXSUN] "),
-    "virtualized": ("prefix", "Virtualized "),
-    "power cap": ("suffix", " (Power Cap 1000 W)"),
-    "power figure": ("suffix", "-750W"),
-    "partition mode": ("suffix", "-NPS1-SPX"),
-    "compute partition": ("suffix", " CPX"),
-    "cooling variant": ("suffix", "-CTS"),
-    "liquid cooled": ("suffix", " liquid-cooled"),
-    "MaxQ": ("suffix", "_MaxQ"),
-    "count marker": ("suffix", " (x87)"),
-    "instances": ("suffix", " (2 instances)"),
-    "registered mark": ("suffix", "(TM)"),
-    "filler GPU": ("suffix", " GPU"),
-    "filler Tensor Core": ("suffix", " Tensor Core GPU"),
-}

@@ -47,9 +47,6 @@ def _expectation(gx, rule: Rule):
     if rule.kind == "unique":
         return gx.expectations.ExpectCompoundColumnsToBeUnique(
             column_list=list(rule.columns), meta=meta)
-    if rule.kind == "between":
-        return gx.expectations.ExpectColumnValuesToBeBetween(
-            column=rule.column, min_value=rule.min_value, max_value=rule.max_value, meta=meta)
     raise ValueError(f"unknown rule kind {rule.kind!r} in {rule.name!r}")
 
 

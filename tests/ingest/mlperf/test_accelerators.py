@@ -17,10 +17,30 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ingest.mlperf.accelerators import match
-from ingest.mlperf.identity import DECORATION_EXAMPLES, parse
+from ingest.mlperf.identity import parse
 from ingest.refresh import refresh
 from tests.conftest import make_settings, write_sources
 from tests.helpers import REPO, SUMMARY_CSV, V51_JSON
+
+# Decorations as submitters write them (ingest.mlperf.identity strips them): each one added to
+# a spelling leaves its identity unchanged.
+DECORATION_EXAMPLES: dict[str, tuple[str, str]] = {
+    # name: (where it goes: prefix or suffix, text)
+    "reseller": ("prefix", "[MAXSUN] "),
+    "virtualized": ("prefix", "Virtualized "),
+    "power cap": ("suffix", " (Power Cap 1000 W)"),
+    "power figure": ("suffix", "-750W"),
+    "partition mode": ("suffix", "-NPS1-SPX"),
+    "compute partition": ("suffix", " CPX"),
+    "cooling variant": ("suffix", "-CTS"),
+    "liquid cooled": ("suffix", " liquid-cooled"),
+    "MaxQ": ("suffix", "_MaxQ"),
+    "count marker": ("suffix", " (x87)"),
+    "instances": ("suffix", " (2 instances)"),
+    "registered mark": ("suffix", "(TM)"),
+    "filler GPU": ("suffix", " GPU"),
+    "filler Tensor Core": ("suffix", " Tensor Core GPU"),
+}
 
 CATALOGUE = yaml.safe_load((REPO / "data" / "accelerators.yaml").read_text())
 SPELLINGS = {a["id"]: a["mlperf_names"] for a in CATALOGUE["accelerators"]}

@@ -25,7 +25,7 @@ TODAY = ("greatest(current_date, coalesce((SELECT max(finished_at) FROM refresh_
 @dataclass(frozen=True)
 class Rule:
     """One expectation: ``kind`` is rows (a SQL query returning offending rows), in_set,
-    not_null, between or unique; ``sql`` uses ``{batch}`` for the table under test."""
+    not_null or unique; ``sql`` uses ``{batch}`` for the table under test."""
 
     name: str
     table: str
@@ -35,8 +35,6 @@ class Rule:
     values: tuple = ()
     sql: str | None = None
     columns: tuple[str, ...] = ()
-    min_value: float | None = None
-    max_value: float | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Rule:
