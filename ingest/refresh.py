@@ -254,15 +254,16 @@ def _writable(layout: Layout) -> Layout:
 
 
 def _guarded(run: _Run, selected: list[SourceSpec]) -> RunReport:
-    """``run`` over ``selected``: a full disk or a vanished directory fails the run, named;
-    anything else fails it and is raised; the staged file is discarded either way."""
+    """``run`` over ``selected``: a full disk, a vanished directory or DuckDB out of memory
+    fails the run, named; anything else fails it and is raised; the staged file is discarded
+    either way."""
     layout, report = run.layout, run.report
     try:
         return run.run(selected)
-    except (OSError, duckdb.IOException) as e:
+    except (OSError, duckdb.IOException, duckdb.OutOfMemoryException) as e:
         run.stage.discard()
         report.status = RunStatus.failed
-        report.message = io_reason(e, layout.root)
+        report.message = _reason(e, run)
         return _finish(layout, report)
     except BaseException as e:
         run.stage.discard()
@@ -271,6 +272,16 @@ def _guarded(run: _Run, selected: list[SourceSpec]) -> RunReport:
             report.message = io_reason(e, layout.root) if disk_full(e) else f"{type(e).__name__}: {e}"
             _finish(layout, report)
         raise
+
+
+def _reason(e: BaseException, run: _Run) -> str:
+    """What stopped the run: the I/O failure (``io_reason``), or DuckDB out of memory with the
+    last stage the run began and the setting that bounds it."""
+    if not isinstance(e, duckdb.OutOfMemoryException):
+        return io_reason(e, run.layout.root)
+    return (f"out of memory (last stage: {run.report.last_stage}): a refresh's DuckDB may use "
+            f"{run.settings.refresh_memory_mb} MiB (PERFLEDGER_REFRESH_MEMORY_MB; raise it): "
+            + " ".join(str(e).split()))
 
 
 def _selected(settings: Settings, only: list[str] | None,
@@ -412,8 +423,8 @@ class _Run:
         except duckdb.Error as e:  # rows the schema refuses: this source fails
             _rollback(stage, e)
             outcome.fail(e)
-            if isinstance(e, duckdb.IOException) or disk_full(e):
-                raise  # a full disk fails the run (below), not just this source
+            if isinstance(e, duckdb.IOException | duckdb.OutOfMemoryException) or disk_full(e):
+                raise  # a full disk or memory fails the run (below), not just this source
         except BaseException as e:
             _rollback(stage, e)
             outcome.fail(e)

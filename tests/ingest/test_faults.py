@@ -303,6 +303,27 @@ def test_a_disk_that_fills_mid_commit_is_named_not_hidden_by_the_rollback(tmp_pa
     assert Layout(settings_.data_path).read_current() is None
 
 
+def test_a_refresh_out_of_memory_is_a_named_failure_not_a_traceback(tmp_path, server):
+    """DuckDB refusing an allocation under a refresh's memory limit recorded a failed run and
+    then raised (derive at 100x data under 128 MiB), so `perfledger refresh` printed a traceback
+    and wrote no --report; while loading, it failed the source as if its data were bad. Either
+    is now a failed run, in one line, naming the last stage and the setting that bounds it; nothing
+    is published and the staged file is gone."""
+    server.files["/r.csv"] = CSV
+    sources = write_sources(tmp_path / "sources.toml",
+                            mlperf=f'rounds = {{ "v9.9" = "{server.url("/r.csv")}" }}')
+    # below the 64 MiB the setting accepts, so that DuckDB itself runs out on this small file
+    settings_ = make_settings(tmp_path, sources).model_copy(update={"refresh_memory_mb": 1})
+    report = refresh(settings_)
+    assert report.status == "failed" and "\n" not in report.message, report.as_dict()
+    assert report.message.startswith("out of memory (last stage: stage)"), report.message
+    assert "may use 1 MiB (PERFLEDGER_REFRESH_MEMORY_MB; raise it)" in report.message
+    assert "Out of Memory" in report.message  # DuckDB's own words follow
+    layout = Layout(settings_.data_path)
+    assert layout.read_current() is None and layout.read_runs()[0]["message"] == report.message
+    assert not [p for p in layout.snapshots.iterdir() if p.name != "tmp"]
+
+
 @pytest.mark.parametrize("free_after", [0, 2, 4])
 def test_a_run_journal_write_on_a_full_disk_is_a_reported_failure(tmp_path, server, monkeypatch,
                                                                   free_after):
