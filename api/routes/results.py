@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
-from fastapi.responses import Response
+from fastapi.responses import RedirectResponse, Response
 from pydantic import Field
 
 from api.errors import NOT_FOUND
@@ -38,17 +39,22 @@ def list_results(request: Request, q: Annotated[ResultsParams, Query()]) -> Resp
 
 @router.get("/results/{result_id}", summary="One MLPerf result with its full source record",
             response_model=ResultItem,
-            responses=NOT_FOUND)
+            responses={**NOT_FOUND, 308: {"description": "A newer parser gave the result "
+                                          "another id (the same row of the same file): "
+                                          "Location is /v1/results/{its id now}."}})
 def get_result(request: Request, result_id: Annotated[str, Path(description="Result id from "
                                                             "/v1/results.")],
                _: NoQuery) -> Response:
     """One result row, the source snapshot (URL, fetched_at, sha256) it was parsed from, and
     its earlier versions where a re-published round revised it; a withdrawn result answers
-    with ``row`` null, ``withdrawn`` true and its last version."""
+    with ``row`` null, ``withdrawn`` true and its last version; an id a newer parser renamed
+    redirects (308) to the id the result has now, whose history lists the old one."""
     with snapshot(request) as (opened, con):
         detail = queries.result_detail(con, result_id)
     if detail is None:
         raise HTTPException(404, f"no result {result_id!r} in snapshot {opened.id}")
+    if "renamed_to" in detail:  # a newer parser gave the same row another id
+        return RedirectResponse(f"/v1/results/{quote(detail['renamed_to'], safe='')}", 308)
     latest = detail["row"] or detail["history"][-1]
     detail["links"] = {"source": f"/v1/sources/{latest['source_snapshot_id']}"}
     return render_item(request, opened, detail)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from datetime import datetime
 from typing import Annotated
 
@@ -14,9 +15,9 @@ from ingest.mirror import carried, fetch_pinned
 from ingest.mlperf.parse import PARSER_VERSION, SOURCE, ParseReport, parse
 from ingest.versions import history_row, superseded
 from warehouse.exceptions import ParseError, PerfledgerError, SourceError
-from warehouse.model.vocabulary import SourceStatus, normalise_model
+from warehouse.model.vocabulary import Revision, SourceStatus, normalise_model
 from warehouse.redact import redact
-from warehouse.storage.db import insert_rows, scalar
+from warehouse.storage.db import fetch_dicts, insert_rows, scalar
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
@@ -117,6 +118,7 @@ def _load_round(ctx: LoadContext, round_name: str, url: str, detail: dict, *,
     prev = ctx.previous(SOURCE, round_name)
     started = time.perf_counter()
     raw = fetch_pinned(ctx, url, SOURCE, prev, what=round_name, sha256=sha256, mirror=mirror)
+    now = ctx.fetched(raw)  # this run's fetch (a re-read below may be prev's bytes and time)
     detail["fetch_seconds"] = round(time.perf_counter() - started, 3)
     if carried(raw):  # the network failed; the built-in mirror stood in
         detail["source"] = raw.url
@@ -153,6 +155,8 @@ def _load_round(ctx: LoadContext, round_name: str, url: str, detail: dict, *,
     ctx.record(raw, kind="mlperf_summary", label=round_name, parser_version=PARSER_VERSION)
     if prev is not None and prev["sha256"] != raw.sha256:  # re-published, not re-read
         detail.update(_keep_revisions(ctx, rows, rounds, ctx.fetched(raw)))
+    elif prev is not None:  # the same bytes, re-read by a newer parser
+        detail["renamed"] = _keep_renames(ctx, rows, rounds, now)
     ctx.con.execute("DELETE FROM mlperf_result WHERE list_contains(?, round)", [rounds])
     insert_rows(ctx.con, "mlperf_result", rows)
     detail.update(status=SourceStatus.updated, rows=len(rows), sha256=raw.sha256,
@@ -167,18 +171,50 @@ PUBLISHED = ("result", "accuracy", "number_of_nodes", "accelerators_per_node",
              "host_processor_model_name", "availability")
 
 
+# The stored rows of some rounds, each with when its file was fetched (``_fetched``).
+STORED = ("SELECT r.*, s.fetched_at AS _fetched FROM mlperf_result r LEFT JOIN source_snapshot s "
+          "ON s.id = r.source_snapshot_id WHERE list_contains(?, r.round)")
+
+
+def _revision(old: dict, valid_from: datetime | None, at: datetime, status: Revision,
+              renamed_to: str | None = None) -> dict:
+    """A stored result kept in mlperf_result_revision as it was until ``at``."""
+    return {**history_row(old, valid_from, at, status), "result_id": old["id"],
+            "round": old["round"], "result": old["result"], "units": old["units"],
+            "renamed_to": renamed_to}
+
+
 def _keep_revisions(ctx: LoadContext, rows: list[dict], rounds: list[str],
                     fetched: datetime) -> dict[str, int]:
     """Before a re-published round's rows replace the stored ones: keep each result whose
     published figures changed, and each the file no longer has, with the dates, in
     mlperf_result_revision; returns how many of each."""
-    history = [{**history_row(old, valid_from, fetched, "withdrawn" if gone else "revised"),
-                "result_id": old["id"], "round": old["round"], "result": old["result"],
-                "units": old["units"]}
+    history = [_revision(old, valid_from, fetched,
+                         Revision.withdrawn if gone else Revision.revised)
                for old, valid_from, gone in superseded(
-                   ctx.con, "SELECT r.*, s.fetched_at AS _fetched FROM mlperf_result r LEFT JOIN "
-                   "source_snapshot s ON s.id = r.source_snapshot_id WHERE "
-                   "list_contains(?, r.round)", [rounds], {r["id"]: r for r in rows}, PUBLISHED)]
+                   ctx.con, STORED, [rounds], {r["id"]: r for r in rows}, PUBLISHED)]
     insert_rows(ctx.con, "mlperf_result_revision", history)
-    return {"revised": sum(h["status"] == "revised" for h in history),
-            "withdrawn": sum(h["status"] == "withdrawn" for h in history)}
+    return {"revised": sum(h["status"] == Revision.revised for h in history),
+            "withdrawn": sum(h["status"] == Revision.withdrawn for h in history)}
+
+
+def _keep_renames(ctx: LoadContext, rows: list[dict], rounds: list[str], at: datetime) -> int:
+    """Before the same file's rows, read by a newer parser, replace the stored ones: keep each
+    stored result it gives another id (v6.0 HPE's ``resnet`` became ``resnet50``, and the model
+    is part of the id) in mlperf_result_revision as renamed, pointing at its new id, so a link
+    to the old one still leads to it. A row is the same row by its place in the file (round,
+    row_number, is_power); a place two new rows share names no one. Returns how many."""
+    places = Counter(_place(r) for r in rows)
+    new = {_place(r): r["id"] for r in rows if places[_place(r)] == 1}
+    history = []
+    for old in fetch_dicts(ctx.con, STORED, [rounds]):
+        valid_from, to = old.pop("_fetched"), new.get(_place(old))
+        if to is not None and to != old["id"]:
+            history.append(_revision(old, valid_from, at, Revision.renamed, renamed_to=to))
+    insert_rows(ctx.con, "mlperf_result_revision", history)
+    return len(history)
+
+
+def _place(row: dict) -> tuple:
+    """Where a result stands in its round's file."""
+    return row["round"], row["row_number"], bool(row["is_power"])

@@ -178,7 +178,7 @@ class MlperfRevisionBase(SQLModel):
     id: str = F("Result id and the fetch time of the file that replaced the version.", primary_key=True)
     result_id: str = F("The result's stable id (mlperf_result.id).")
     round: str = F("MLPerf round of the result.")
-    status: str = F("revised (the round's re-published file changed its published figures) or withdrawn (the re-published file no longer has it).")
+    status: str = F("revised (the round's re-published file changed its published figures), withdrawn (the re-published file no longer has it) or renamed (a newer parser re-reading the same file gave the result another id: renamed_to).")
     valid_from: datetime | None = F("When the replaced version's file was fetched (UTC).")
     valid_to: datetime = F("When the file that replaced or withdrew it was fetched (UTC).")
     result: float = Num("The result in that version, in `units`.")
@@ -186,10 +186,11 @@ class MlperfRevisionBase(SQLModel):
     evidence: str = F(label_comment(TABLE_LABELS["mlperf_result_revision"]))
     version: str = F("JSON of the whole result row as it was.")
     source_snapshot_id: str = F("source_snapshot.id of the file bytes the version came from.")
+    renamed_to: str | None = F("For a renamed result, the id it has now (the same row of the same file, matched by round, row_number and is_power); /v1/results/{result_id} redirects there.")
 
 
 class MlperfRevision(MlperfRevisionBase, table=True):
-    """Earlier versions of MLPerf results a re-published round revised, and results it withdrew, kept with their dates (a parser change re-reading the same bytes revises nothing)."""
+    """Earlier versions of MLPerf results a re-published round revised, and results it withdrew, kept with their dates; a parser change re-reading the same bytes revises nothing, but a result it gives another id keeps its old one, pointing at the new."""
 
     __tablename__ = "mlperf_result_revision"
 

@@ -247,6 +247,14 @@ class ImportOutcome(StrEnum):
     refused = "refused"      # the file was refused, naming file, run and field
 
 
+class Revision(StrEnum):
+    """Why an earlier version of an MLPerf result is kept (``mlperf_result_revision.status``)."""
+
+    revised = "revised"      # the round's re-published file changed its published figures
+    withdrawn = "withdrawn"  # the re-published file no longer has it
+    renamed = "renamed"      # a newer parser re-reading the same file gave it another id
+
+
 class CatalogSentinel(StrEnum):
     """Why a catalog price was refused (``cloud_price.refused``): never a price, kept to show."""
 

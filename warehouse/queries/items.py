@@ -13,10 +13,8 @@ from warehouse.model.public import (
     SourceSnapshotPublic,
 )
 from warehouse.model.schema import FACT_TABLES
-from warehouse.model.vocabulary import (
-    DESCRIPTIONS,
-)
-from warehouse.queries.listing import ListQuery, quote_name, run_list
+from warehouse.model.vocabulary import DESCRIPTIONS, Revision
+from warehouse.queries.listing import ListQuery, quote_name, relation_columns, run_list
 from warehouse.storage.db import fetch_dicts
 
 
@@ -48,20 +46,27 @@ def _one(con: duckdb.DuckDBPyConnection, q: ListQuery) -> dict | None:
 
 
 def result_detail(con: duckdb.DuckDBPyConnection, result_id: str) -> dict | None:
-    """One result, its source snapshot and its earlier versions (a withdrawn result has
-    ``row`` None and its history); None when the id was never a result."""
+    """One result, its source snapshot and its earlier versions, under this id and any id a
+    newer parser renamed to it (a withdrawn result has ``row`` None and its history; a renamed
+    one also ``renamed_to``, its id now); None when the id was never a result."""
     row = _one(con, ListQuery(relation="mlperf_result", public=MlperfResultPublic,
                               equals={"id": [result_id]}, limit=1))
     history: list[dict] = []
     have = _tables(con)
     if "mlperf_result_revision" in have:  # not in a snapshot from before it was kept
+        columns = relation_columns(con, "mlperf_result_revision")
+        ids = [result_id, *(r[0] for r in con.execute(
+            "SELECT result_id FROM mlperf_result_revision WHERE renamed_to = ?",
+            [result_id]).fetchall())] if "renamed_to" in columns else [result_id]
         _, history, _ = run_list(con, ListQuery(
             relation="mlperf_result_revision", public=MlperfRevisionPublic,
-            equals={"result_id": [result_id]}, sort=["valid_to"], limit=1000))
+            equals={"result_id": ids}, sort=["valid_to"], limit=1000), columns)
     if row is None and not history:
         return None
+    renamed = row is None and history[-1]["status"] == Revision.renamed
     return {"row": row, "source": row and source_snapshot(con, row["source_snapshot_id"], have),
-            "history": history, "withdrawn": row is None}
+            "history": history, "withdrawn": row is None and not renamed,
+            **({"renamed_to": history[-1]["renamed_to"]} if renamed else {})}
 
 
 def claim_detail(con: duckdb.DuckDBPyConnection, claim_id: str) -> dict | None:

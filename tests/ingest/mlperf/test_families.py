@@ -117,34 +117,66 @@ def test_v60_hpe_resnet_is_resnet50(client, v60):
     assert trend["per_accelerator"] == pytest.approx(max(offline.values())) == 19210.7
 
 
-def test_a_snapshot_parsed_before_the_families_changed_is_parsed_again(tmp_path, monkeypatch):
+def read_current(var: Path, sql: str) -> list[tuple]:
+    """Rows of ``sql`` on the data dir's current snapshot."""
+    import duckdb
+
+    current = json.loads((var / "CURRENT").read_text())["file"]
+    with duckdb.connect(str(var / "snapshots" / current), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def test_a_snapshot_parsed_before_the_families_changed_is_parsed_again(tmp_path, monkeypatch,
+                                                                       client_for):
     """A stored v6.0 from parser mlperf-summary/6 (yolo-95 its own family, HPE's resnet its own
     model) is re-derived by the next refresh, and resnet becoming resnet50 is not refused as a
-    model gone from the round."""
+    model gone from the round. The model is part of a result's id, so HPE's resnet rows get
+    new ids: each old id is kept (mlperf_result_revision, renamed, pointing at the row's new
+    id by its place in the file) and /v1/results/<old id> redirects there, where it was a 404
+    with nothing on record."""
     import importlib
 
     mlperf_load = importlib.import_module("ingest.mlperf.load")
     sources = full_sources(tmp_path / "sources.toml",
                            mlperf=f'rounds = {{ "v6.0" = "{write_v60(tmp_path)}" }}')
     settings = make_settings(tmp_path, sources)
+    var = tmp_path / "var"
     with monkeypatch.context() as m:  # the parser before this change
         m.setattr(mlperf_load, "PARSER_VERSION", "mlperf-summary/6")
         m.setattr(vocabulary, "MODEL_SPELLINGS", {})
         m.setattr(vocabulary, "_ACCURACY_SUFFIX", re.compile(r"-(99(\.9)?)$"))
         assert refresh(settings).status == "published"
+    old = {(row_number, is_power): (result_id, system_id) for result_id, row_number, is_power,
+           system_id in read_current(var, "SELECT id, row_number, is_power, system_id FROM "
+                                          "mlperf_result WHERE model_id = 'resnet'")}
+    assert {system for _, system in old.values()} == HPE_RESNET  # as the file publishes them
     report = refresh(settings)
     assert report.status == "published", report.as_dict()
     [mlperf] = [s for s in report.sources if s.source == "mlperf"]
     assert mlperf.details["v6.0"]["status"] == "updated"
-    import duckdb
-
-    var = tmp_path / "var"
-    current = json.loads((var / "CURRENT").read_text())["file"]
-    con = duckdb.connect(str(var / "snapshots" / current), read_only=True)
-    try:
-        assert dict(con.execute("SELECT model_id, model_family FROM mlperf_result WHERE "
-                                "model_id LIKE 'yolo%' OR model LIKE 'resnet%' "
-                                "GROUP BY ALL").fetchall()) == {
-            "yolo-95": "yolo", "yolo-99": "yolo", "resnet50": "resnet50"}
-    finally:
-        con.close()
+    assert dict(read_current(var, "SELECT model_id, model_family FROM mlperf_result WHERE "
+                                  "model_id LIKE 'yolo%' OR model LIKE 'resnet%' "
+                                  "GROUP BY ALL")) == {
+        "yolo-95": "yolo", "yolo-99": "yolo", "resnet50": "resnet50"}
+    # the same places in the file, now resnet50 under new ids
+    new = {(row_number, is_power): (result_id, model_id) for result_id, row_number, is_power,
+           model_id in read_current(var, "SELECT id, row_number, is_power, model_id FROM "
+                                         "mlperf_result WHERE model = 'resnet'")}
+    assert new.keys() == old.keys() and {m for _, m in new.values()} == {"resnet50"}
+    moved = {old[place][0]: new[place][0] for place in old}
+    assert all(a != b for a, b in moved.items())
+    assert mlperf.details["v6.0"]["renamed"] == len(moved)
+    assert set(read_current(var, "SELECT result_id, renamed_to, status FROM "
+                                 "mlperf_result_revision")) == {
+        (a, b, "renamed") for a, b in moved.items()}  # nothing else revised or withdrawn
+    client = client_for(settings)
+    for was, now in moved.items():
+        answer = client.get(f"/v1/results/{was}", follow_redirects=False)
+        assert (answer.status_code, answer.headers["location"]) == (308, f"/v1/results/{now}")
+        item = client.get(f"/v1/results/{was}").json()  # followed
+        assert (item["row"]["id"], item["row"]["model_id"], item["withdrawn"]) == (
+            now, "resnet50", False)
+        assert [(h["result_id"], h["status"], h["renamed_to"]) for h in item["history"]] == [
+            (was, "renamed", now)]
+    assert refresh(settings).status == "unchanged"  # read once: renamed once
+    assert len(read_current(var, "SELECT * FROM mlperf_result_revision")) == len(moved)
