@@ -131,8 +131,8 @@ class RunReport:
             lines.append(f"catalog vs Azure API: {azure['compared']} prices compared, "
                          f"{len(azure['disagreements'])} disagree")
         lines += [f"note: {n}" for n in self.notes]
-        if any(s.source == "mlperf" and (s.status in FELL_SHORT or "mirror" in s.message)
-               for s in self.sources):
+        if any(s.source == "mlperf" and not (s.error or {}).get("run_stopped")
+               and (s.status in FELL_SHORT or "mirror" in s.message) for s in self.sources):
             lines.append(f"note: MLPerf could not be reached; {MIRROR_POINTER}")
         failed = [s.source for s in self.sources if s.status in FELL_SHORT]
         partly = self.partly()
@@ -279,9 +279,10 @@ def _reason(e: BaseException, run: _Run) -> str:
     last stage the run began and the setting that bounds it."""
     if not isinstance(e, duckdb.OutOfMemoryException):
         return io_reason(e, run.layout.root)
+    said = " ".join(str(e).split()).split(" Possible solutions")[0]  # not its SET advice
     return (f"out of memory (last stage: {run.report.last_stage}): a refresh's DuckDB may use "
-            f"{run.settings.refresh_memory_mb} MiB (PERFLEDGER_REFRESH_MEMORY_MB; raise it): "
-            + " ".join(str(e).split()))
+            f"{run.settings.refresh_memory_mb} MB (PERFLEDGER_REFRESH_MEMORY_MB; raise it): "
+            + said)
 
 
 def _selected(settings: Settings, only: list[str] | None,
@@ -424,6 +425,8 @@ class _Run:
             _rollback(stage, e)
             outcome.fail(e)
             if isinstance(e, duckdb.IOException | duckdb.OutOfMemoryException) or disk_full(e):
+                outcome.message = "not loaded: the refresh stopped here (below)"
+                outcome.error = {**(outcome.error or {}), "run_stopped": True}  # not the source's
                 raise  # a full disk or memory fails the run (below), not just this source
         except BaseException as e:
             _rollback(stage, e)

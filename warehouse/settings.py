@@ -35,8 +35,8 @@ class Settings(BaseSettings):
         3600.0, gt=0, description="Seconds a whole refresh may spend on its sources; sources "
         "still fetching past it fail, so the lock is never held for hours.")
     refresh_memory_mb: int = Field(
-        256, ge=64, description="DuckDB memory limit (MiB) of a refresh's staging connection; "
-        "beyond it DuckDB spills to a temporary file next to the snapshot.")
+        256, ge=64, description="DuckDB memory limit (MB, as DuckDB counts: 10^6 bytes) of a "
+        "refresh's staging connection; beyond it DuckDB spills to a temporary file next to the snapshot.")
     api_host: str = Field("127.0.0.1", description="Address the API listens on.")
     api_port: int = Field(8000, ge=1, le=65535, description="Port the API listens on.")
     api_workers: int = Field(1, ge=1, description="uvicorn worker processes.")

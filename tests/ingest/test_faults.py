@@ -317,8 +317,12 @@ def test_a_refresh_out_of_memory_is_a_named_failure_not_a_traceback(tmp_path, se
     report = refresh(settings_)
     assert report.status == "failed" and "\n" not in report.message, report.as_dict()
     assert report.message.startswith("out of memory (last stage: stage)"), report.message
-    assert "may use 1 MiB (PERFLEDGER_REFRESH_MEMORY_MB; raise it)" in report.message
-    assert "Out of Memory" in report.message  # DuckDB's own words follow
+    assert "may use 1 MB (PERFLEDGER_REFRESH_MEMORY_MB; raise it): Out of Memory Error: " \
+        "failed to allocate" in report.message  # DuckDB's own words, without its SET advice
+    assert "SET memory_limit" not in report.message
+    summary = "\n".join(report.summary_lines())
+    assert "MLPerf could not be reached" not in summary  # the run stopped, not the source
+    assert summary.splitlines()[-1].startswith(f"refresh {report.id}: failed — out of memory")
     layout = Layout(settings_.data_path)
     assert layout.read_current() is None and layout.read_runs()[0]["message"] == report.message
     assert not [p for p in layout.snapshots.iterdir() if p.name != "tmp"]
