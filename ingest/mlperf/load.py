@@ -152,11 +152,12 @@ def _load_round(ctx: LoadContext, round_name: str, url: str, detail: dict, *,
         [rounds]).fetchall()}
     ctx.check_entities(f"{SOURCE} {round_name}: models and scenarios", before,
                        {(r["model_id"], r["scenario"]) for r in rows})
+    if prev is not None and prev["sha256"] == raw.sha256:  # re-read by a newer parser (before
+        # ``record`` moves the bytes' fetch time to this fetch: the versions' own stay)
+        detail["renamed"] = _keep_renames(ctx, rows, ctx.snapshot_id(raw, round_name), now)
     ctx.record(raw, kind="mlperf_summary", label=round_name, parser_version=PARSER_VERSION)
     if prev is not None and prev["sha256"] != raw.sha256:  # re-published, not re-read
         detail.update(_keep_revisions(ctx, rows, rounds, ctx.fetched(raw)))
-    elif prev is not None:  # the same bytes, re-read by a newer parser
-        detail["renamed"] = _keep_renames(ctx, rows, rounds, now)
     ctx.con.execute("DELETE FROM mlperf_result WHERE list_contains(?, round)", [rounds])
     insert_rows(ctx.con, "mlperf_result", rows)
     detail.update(status=SourceStatus.updated, rows=len(rows), sha256=raw.sha256,
@@ -171,9 +172,11 @@ PUBLISHED = ("result", "accuracy", "number_of_nodes", "accelerators_per_node",
              "host_processor_model_name", "availability")
 
 
-# The stored rows of some rounds, each with when its file was fetched (``_fetched``).
-STORED = ("SELECT r.*, s.fetched_at AS _fetched FROM mlperf_result r LEFT JOIN source_snapshot s "
-          "ON s.id = r.source_snapshot_id WHERE list_contains(?, r.round)")
+# The stored rows of some rounds (of one file's bytes), each with when its file was fetched.
+_STORED = ("SELECT r.*, s.fetched_at AS _fetched FROM mlperf_result r LEFT JOIN source_snapshot s "
+           "ON s.id = r.source_snapshot_id WHERE ")
+STORED = _STORED + "list_contains(?, r.round)"
+STORED_FROM = _STORED + "r.source_snapshot_id = ?"
 
 
 def _revision(old: dict, valid_from: datetime | None, at: datetime, status: Revision,
@@ -198,16 +201,17 @@ def _keep_revisions(ctx: LoadContext, rows: list[dict], rounds: list[str],
             "withdrawn": sum(h["status"] == Revision.withdrawn for h in history)}
 
 
-def _keep_renames(ctx: LoadContext, rows: list[dict], rounds: list[str], at: datetime) -> int:
-    """Before the same file's rows, read by a newer parser, replace the stored ones: keep each
-    stored result it gives another id (v6.0 HPE's ``resnet`` became ``resnet50``, and the model
-    is part of the id) in mlperf_result_revision as renamed, pointing at its new id, so a link
-    to the old one still leads to it. A row is the same row by its place in the file (round,
-    row_number, is_power); a place two new rows share names no one. Returns how many."""
+def _keep_renames(ctx: LoadContext, rows: list[dict], snapshot_id: str, at: datetime) -> int:
+    """Before the same file's rows, read by a newer parser, replace the ones stored from it
+    (``snapshot_id``): keep each stored result it gives another id (v6.0 HPE's ``resnet``
+    became ``resnet50``, and the model is part of the id) in mlperf_result_revision as
+    renamed, pointing at its new id, so a link to the old one still leads to it. A row is the
+    same row by its place in the file (round, row_number, is_power); a place two new rows
+    share names no one. Returns how many."""
     places = Counter(_place(r) for r in rows)
     new = {_place(r): r["id"] for r in rows if places[_place(r)] == 1}
     history = []
-    for old in fetch_dicts(ctx.con, STORED, [rounds]):
+    for old in fetch_dicts(ctx.con, STORED_FROM, [snapshot_id]):
         valid_from, to = old.pop("_fetched"), new.get(_place(old))
         if to is not None and to != old["id"]:
             history.append(_revision(old, valid_from, at, Revision.renamed, renamed_to=to))

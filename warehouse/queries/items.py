@@ -55,9 +55,7 @@ def result_detail(con: duckdb.DuckDBPyConnection, result_id: str) -> dict | None
     have = _tables(con)
     if "mlperf_result_revision" in have:  # not in a snapshot from before it was kept
         columns = relation_columns(con, "mlperf_result_revision")
-        ids = [result_id, *(r[0] for r in con.execute(
-            "SELECT result_id FROM mlperf_result_revision WHERE renamed_to = ?",
-            [result_id]).fetchall())] if "renamed_to" in columns else [result_id]
+        ids = _renamed_to(con, result_id) if "renamed_to" in columns else [result_id]
         _, history, _ = run_list(con, ListQuery(
             relation="mlperf_result_revision", public=MlperfRevisionPublic,
             equals={"result_id": ids}, sort=["valid_to"], limit=1000), columns)
@@ -67,6 +65,16 @@ def result_detail(con: duckdb.DuckDBPyConnection, result_id: str) -> dict | None
     return {"row": row, "source": row and source_snapshot(con, row["source_snapshot_id"], have),
             "history": history, "withdrawn": row is None and not renamed,
             **({"renamed_to": history[-1]["renamed_to"]} if renamed else {})}
+
+
+def _renamed_to(con: duckdb.DuckDBPyConnection, result_id: str) -> list[str]:
+    """``result_id`` and every id renamed to it, directly or through others (a -> b -> c)."""
+    ids = [result_id]
+    for found in ids:  # grows as it goes; a rename back (a -> b -> a) is listed once
+        ids += [r[0] for r in con.execute(
+            "SELECT DISTINCT result_id FROM mlperf_result_revision WHERE renamed_to = ?",
+            [found]).fetchall() if r[0] not in ids]
+    return ids
 
 
 def claim_detail(con: duckdb.DuckDBPyConnection, claim_id: str) -> dict | None:
