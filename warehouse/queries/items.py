@@ -61,10 +61,11 @@ def result_detail(con: duckdb.DuckDBPyConnection, result_id: str) -> dict | None
             equals={"result_id": ids}, sort=["valid_to"], limit=1000), columns)
     if row is None and not history:
         return None
-    renamed = row is None and history[-1]["status"] == Revision.renamed
+    own = [h for h in history if h["result_id"] == result_id]  # not an id renamed to it
+    renamed = row is None and bool(own) and own[-1]["status"] == Revision.renamed
     return {"row": row, "source": row and source_snapshot(con, row["source_snapshot_id"], have),
             "history": history, "withdrawn": row is None and not renamed,
-            **({"renamed_to": history[-1]["renamed_to"]} if renamed else {})}
+            **({"renamed_to": own[-1]["renamed_to"]} if renamed else {})}
 
 
 def _renamed_to(con: duckdb.DuckDBPyConnection, result_id: str) -> list[str]:

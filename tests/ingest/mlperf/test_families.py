@@ -199,6 +199,17 @@ def test_a_snapshot_parsed_before_the_families_changed_is_parsed_again(tmp_path,
         assert item["row"]["id"] == last[place] != moved[was]
         assert [(h["result_id"], h["renamed_to"]) for h in item["history"]] == [
             (was, moved[was]), (moved[was], last[place])]
+    # an id that was renamed to and is then gone with nothing of its own on record (its row
+    # deleted here) answers as withdrawn, never as a redirect to itself
+    import duckdb
+
+    client.app.state.reader.close()
+    place, (was, _) = next(iter(old.items()))
+    current = json.loads((var / "CURRENT").read_text())["file"]
+    with duckdb.connect(str(var / "snapshots" / current)) as con:
+        con.execute("DELETE FROM mlperf_result WHERE id = ?", [last[place]])
+    item = client_for(settings).get(f"/v1/results/{last[place]}", follow_redirects=False)
+    assert item.status_code == 200 and (item.json()["row"], item.json()["withdrawn"]) == (None, True)
 
 
 def test_a_re_read_renames_only_what_came_from_its_own_bytes(tmp_path, monkeypatch):
