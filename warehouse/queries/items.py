@@ -69,13 +69,12 @@ def result_detail(con: duckdb.DuckDBPyConnection, result_id: str) -> dict | None
 
 
 def _renamed_to(con: duckdb.DuckDBPyConnection, result_id: str) -> list[str]:
-    """``result_id`` and every id renamed to it, directly or through others (a -> b -> c)."""
-    ids = [result_id]
-    for found in ids:  # grows as it goes; a rename back (a -> b -> a) is listed once
-        ids += [r[0] for r in con.execute(
-            "SELECT DISTINCT result_id FROM mlperf_result_revision WHERE renamed_to = ?",
-            [found]).fetchall() if r[0] not in ids]
-    return ids
+    """``result_id`` and every id renamed to it, directly or through others (a -> b -> c), in
+    one query (``UNION`` stops at an id seen before: a rename back, a -> b -> a)."""
+    return [r[0] for r in con.execute(
+        "WITH RECURSIVE ids(id) AS (SELECT ?::VARCHAR UNION SELECT m.result_id FROM "
+        "mlperf_result_revision m JOIN ids ON m.renamed_to = ids.id) SELECT id FROM ids",
+        [result_id]).fetchall()]
 
 
 def claim_detail(con: duckdb.DuckDBPyConnection, claim_id: str) -> dict | None:
