@@ -14,11 +14,13 @@ from warehouse.model.vocabulary import (
     STREAM_SCENARIOS,
     THROUGHPUT_SCENARIOS,
     THROUGHPUT_UNITS,
+    Revision,
     sql_list,
 )
 from warehouse.quality.suites import WARNING, Rule, in_set, rows, unique
 
 T = "mlperf_result"
+R = "mlperf_result_revision"
 
 
 def rules() -> list[Rule]:
@@ -62,4 +64,29 @@ def rules() -> list[Rule]:
         rows("mlperf_result: no accelerator name fits several ids (ambiguous, not guessed)", T,
              "SELECT id, accelerator_model_name, accelerator_candidates FROM {batch} "
              "WHERE accelerator_match = 'ambiguous'", severity=WARNING),
+        *revision_rules(),
+    ]
+
+
+def revision_rules() -> list[Rule]:
+    """Kept versions: a state from the vocabulary, dates in order, the version the row it
+    keeps, and a rename that leads somewhere (a link to the old id redirects along it)."""
+    return [
+        in_set(f"{R}: status is revised, withdrawn or renamed", R, "status",
+               [s.value for s in Revision]),
+        rows(f"{R}: valid_from <= valid_to", R,
+             "SELECT id, valid_from, valid_to FROM {batch} WHERE valid_from > valid_to"),
+        rows(f"{R}: the kept version is the result's own row", R,
+             "SELECT id, result_id, json_extract_string(version, '$.id') AS version_id "
+             "FROM {batch} WHERE json_extract_string(version, '$.id') IS DISTINCT FROM result_id "
+             "OR json_extract_string(version, '$.round') IS DISTINCT FROM round"),
+        rows(f"{R}: renamed_to is set exactly on renames, never to the id itself", R,
+             "SELECT id, status, renamed_to FROM {batch} WHERE (status = "
+             f"'{Revision.renamed}') <> (renamed_to IS NOT NULL) OR renamed_to = result_id"),
+        rows(f"{R}: a rename leads to a result of its round, stored or kept", R,
+             # a JOIN: great-expectations then leaves {batch} for this query to alias
+             "SELECT v.id, v.round, v.renamed_to FROM {batch} v LEFT JOIN (SELECT id, round "
+             "FROM mlperf_result UNION SELECT result_id, round FROM mlperf_result_revision) k "
+             "ON k.id = v.renamed_to AND k.round = v.round "
+             "WHERE v.renamed_to IS NOT NULL AND k.id IS NULL"),
     ]

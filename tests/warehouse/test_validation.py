@@ -11,6 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from ingest.context import LoadContext
@@ -82,6 +83,20 @@ def _stage(monkeypatch, sql: str, params: list | None = None) -> None:
 GB200 = ("SELECT id FROM mlperf_result WHERE platform = 'GB200-NVL72_GB200-186GB_aarch64x72_TRT' "
          "AND model_id = 'deepseek-r1' AND scenario = 'Interactive' AND organization = 'NVIDIA'")
 
+def _kept(status: str, renamed_to: str, version: str = "json_object('id', id, 'round', round)",
+          valid_from: str = "NULL") -> str:
+    """A kept version of the GB200 row, written as a buggy loader would."""
+    return ("INSERT INTO mlperf_result_revision (id, result_id, round, status, valid_from, "
+            "valid_to, result, units, evidence, version, source_snapshot_id, renamed_to) "
+            f"SELECT id || '@x', id, round, '{status}', {valid_from}, TIMESTAMP '2026-01-01', "
+            f"result, units, evidence, {version}, source_snapshot_id, {renamed_to} "
+            f"FROM mlperf_result WHERE id = ({GB200})")
+
+
+# another result of the GB200 row's round
+OTHER = (f"(SELECT min(id) FROM mlperf_result WHERE round = (SELECT round FROM mlperf_result "
+         f"WHERE id = ({GB200})) AND id <> ({GB200}))")
+
 VIOLATIONS = {
     "mlperf row relabelled vendor_claim": (
         f"UPDATE mlperf_result SET evidence = 'vendor_claim' WHERE id = ({GB200})",
@@ -110,6 +125,38 @@ VIOLATIONS = {
     "claim checked before it was made": (
         "UPDATE claim SET checked_on = DATE '2024-01-01' WHERE id = 'cerebras-llama3.1-405b-969'",
         "claim: claimed_on <= checked_on <= today", "claim"),
+    "rename that leads nowhere": (
+        _kept("renamed", "'nowhere000000000'"),
+        "mlperf_result_revision: a rename leads to a result of its round, stored or kept",
+        "mlperf_result_revision"),
+    "rename to another round's result": (
+        _kept("renamed", "'elsewhere0000000'") + "; INSERT INTO mlperf_result SELECT * REPLACE "
+        f"('elsewhere0000000' AS id, 'v6.0' AS round) FROM mlperf_result WHERE id = ({GB200})",
+        "mlperf_result_revision: a rename leads to a result of its round, stored or kept",
+        "mlperf_result_revision"),
+    "revision that names a rename": (
+        _kept("revised", OTHER),
+        "mlperf_result_revision: renamed_to is set exactly on renames, never to the id itself",
+        "mlperf_result_revision"),
+    "rename with nowhere to go": (
+        _kept("renamed", "NULL"),
+        "mlperf_result_revision: renamed_to is set exactly on renames, never to the id itself",
+        "mlperf_result_revision"),
+    "rename to itself": (
+        _kept("renamed", "id"),
+        "mlperf_result_revision: renamed_to is set exactly on renames, never to the id itself",
+        "mlperf_result_revision"),
+    "kept version of another row": (
+        _kept("revised", "NULL", version=f"json_object('id', {OTHER}, 'round', round)"),
+        "mlperf_result_revision: the kept version is the result's own row",
+        "mlperf_result_revision"),
+    "kept version valid after it was replaced": (
+        _kept("withdrawn", "NULL", valid_from="TIMESTAMP '2026-02-01'"),
+        "mlperf_result_revision: valid_from <= valid_to", "mlperf_result_revision"),
+    "unknown revision state": (
+        _kept("moved", "NULL"),
+        "mlperf_result_revision: status is revised, withdrawn or renamed",
+        "mlperf_result_revision"),
 }
 
 
@@ -151,6 +198,37 @@ def test_sample_identifies_the_row(full_copy, monkeypatch):
                 if v["expectation"] == "mlperf_result: result is positive and finite"]
     sample = json.loads(failed["sample"])
     assert sample[0]["result"] == -1 and len(sample[0]["id"]) == 16
+
+
+def test_a_rule_that_cannot_run_fails_saying_why_and_alone(full_warehouse):
+    """A rows rule great-expectations cannot run (here its batch aliased without a join:
+    great-expectations names the batch ``subselect`` then) fails with the database's error
+    as its sample, not as a violation with no rows; the rules after it, on its table and on
+    the next, still run (DuckDB aborts the transaction of the connection they share)."""
+    from warehouse.quality import validation
+    from warehouse.quality.suites import in_set, rows
+
+    layout = Layout(full_warehouse / "var")
+    broken = rows("claim: aliased without a join", "claim",
+                  "SELECT c.id FROM {batch} c WHERE c.value < 0")
+    same_table = rows("claim: no negative value", "claim", "SELECT id FROM {batch} WHERE value < 0")
+    next_table = rows("mlperf_result: results are positive", "mlperf_result",
+                      "SELECT id FROM {batch} WHERE result <= 0")
+    violated = in_set("mlperf_result: Offline only", "mlperf_result", "scenario", ["Offline"])
+    out = {r["expectation"]: r for r in validation.run_isolated(
+        layout.read_current().path, layout=layout,
+        rules=[broken, same_table, next_table, violated])}
+    failed = out[broken.name]
+    assert not failed["success"] and failed["severity"] == "error"
+    assert failed["unexpected_count"] is None
+    assert "Parser Error" in json.loads(failed["sample"])["error"]
+    for fine in (same_table, next_table):
+        assert out[fine.name]["success"] and out[fine.name]["unexpected_count"] == 0
+    con = duckdb.connect(str(layout.read_current().path), read_only=True)
+    [(not_offline,)] = con.execute(
+        "SELECT count(*) FROM mlperf_result WHERE scenario <> 'Offline'").fetchall()
+    con.close()
+    assert not_offline > 0 and out[violated.name]["unexpected_count"] == not_offline
 
 
 def test_altered_raw_bytes_reject(full_copy, monkeypatch):

@@ -91,12 +91,24 @@ def _raw_file_frame(path: Path, layout: Layout):
     return pd.DataFrame(out, columns=["id", "raw_path", "problem"])
 
 
+def _raised(info: dict | None) -> str | None:
+    """The message of an exception a rule raised, or None: great-expectations reports one
+    itself, or, for a rule computed from several metrics (a ``rows`` rule), one per metric,
+    keyed by the metric."""
+    if not info:
+        return None
+    if "raised_exception" in info:
+        return str(info.get("exception_message")) if info["raised_exception"] else None
+    return next((m for v in info.values() if isinstance(v, dict) and (m := _raised(v))), None)
+
+
 def _summarise(rule: Rule, res) -> dict:
     result = dict(res.result or {})
-    if res.exception_info and res.exception_info.get("raised_exception"):
+    raised = _raised(res.exception_info)
+    if raised is not None:  # the rule could not run: it fails, saying why
         return {"suite": rule.table, "expectation": rule.name, "table_name": rule.table,
                 "severity": "error", "success": False, "unexpected_count": None,
-                "sample": json.dumps({"error": res.exception_info.get("exception_message")})}
+                "sample": json.dumps({"error": raised})}
     if rule.kind == "rows":
         details = result.get("details", {}).get("unexpected_rows", [])
         count = result.get("observed_value")
@@ -110,6 +122,28 @@ def _summarise(rule: Rule, res) -> dict:
             "severity": rule.severity, "success": bool(res.success),
             "unexpected_count": int(count) if count is not None else None,
             "sample": json.dumps(sample, default=str) if sample else None}
+
+
+def _validate(gx, engine, batch, name: str, rules: list[Rule]) -> dict:
+    """Each rule's result on ``batch``, run as one suite. A rule that raises (SQL DuckDB
+    refuses) aborts the transaction of the one connection great-expectations keeps for DuckDB,
+    and every query after it would fail with it: the connection is rolled back, and each rule
+    that raised runs again on its own, so that only a rule that cannot run reports an error."""
+    suite = gx.ExpectationSuite(name=name)
+    for rule in rules:
+        suite.add_expectation(_expectation(gx, rule))
+    outcome = batch.validate(suite, result_format={"result_format": "COMPLETE"})
+    by_rule = {(r.expectation_config.meta or {}).get("rule") if r.expectation_config else None: r
+               for r in outcome.results}
+    for rule in [r for r in rules if _raised(by_rule[r.name].exception_info) is not None]:
+        with engine.get_connection() as connection:
+            connection.rollback()
+        by_rule[rule.name] = batch.validate(_expectation(gx, rule),
+                                            result_format={"result_format": "COMPLETE"})
+    if any(_raised(by_rule[r.name].exception_info) is not None for r in rules):
+        with engine.get_connection() as connection:  # clean for the next table's rules
+            connection.rollback()
+    return by_rule
 
 
 def run(path: Path, *, layout: Layout, rules: list[Rule], run_id: str = "validate") -> list[dict]:
@@ -145,12 +179,8 @@ def run(path: Path, *, layout: Layout, rules: list[Rule], run_id: str = "validat
             continue
         asset = source.add_table_asset(name=table, table_name=table)
         batch = asset.add_batch_definition_whole_table("all").get_batch()
-        suite = gx.ExpectationSuite(name=f"{run_id}:{table}")
-        for rule in table_rules:
-            suite.add_expectation(_expectation(gx, rule))
-        outcome = batch.validate(suite, result_format={"result_format": "COMPLETE"})
-        by_rule = {(r.expectation_config.meta or {}).get("rule") if r.expectation_config else None: r
-                   for r in outcome.results}
+        by_rule = _validate(gx, source.get_execution_engine(), batch, f"{run_id}:{table}",
+                            table_rules)
         results += [{**_summarise(rule, by_rule[rule.name]), "rows_checked": counts[table]}
                     for rule in table_rules]
 
