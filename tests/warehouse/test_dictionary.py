@@ -62,7 +62,8 @@ def test_the_warehouse_has_rows_of_every_source_and_view(con):
         if con.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] == 0]
     # rule_pin is empty unless sources.toml pins a round's rules; claim_history until a claim
     # is edited or withdrawn; mlperf_result_revision until a round is re-published with a
-    # result revised or withdrawn; self_import/self_observation until the user imports runs
+    # result revised or withdrawn, or a newer parser renames a result; self_import and
+    # self_observation until the user imports runs
     assert empty == ["claim_history", "mlperf_result_revision", "rule_pin", "self_import",
                      "self_observation"], empty
 
