@@ -28,6 +28,12 @@ def test_a_source_whose_last_attempt_failed_is_stale_since_its_last_success():
     assert not status["curated"]["stale"] and status["curated"]["last_success"] == JOURNAL[0]["started_at"]
 
 
+def test_a_clock_behind_the_journal_says_no_age_not_a_negative_one():
+    ahead = [{**r, "started_at": r["started_at"].replace("2026", "2099")} for r in JOURNAL]
+    status = health.source_status(ahead)
+    assert status["mlperf"]["stale"] and status["mlperf"]["stale_for_seconds"] == 0
+
+
 def test_health_summary():
     validation = [{"expectation": "e", "success": True, "severity": "error"},
                   {"expectation": "w", "success": False, "severity": "warning"}]
