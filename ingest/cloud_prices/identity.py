@@ -35,6 +35,7 @@ class Rule(BaseModel):
     accelerator_id: str | None = None
     candidates: list[str] = []
     count: float | None = None
+    count_if_missing: float | None = None
     count_in_name: bool = False
     note: str | None = None
 
@@ -59,6 +60,7 @@ class RulesFile(BaseModel):
 
     rules: list[Rule]
     gcp_hosts: dict[str, list[str]] = {}
+    price_is_spot: dict[str, str] = {}  # cloud -> why its catalog's Price is a spot price
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,7 @@ class Rules:
         rule = fits[0]
         if rule.count_in_name:
             count = float(re.findall(r"\d+", name)[-1])
-        return Match(ids[0], rule.count or count, CloudMatch.mapped)
+        return Match(ids[0], rule.count or count or rule.count_if_missing, CloudMatch.mapped)
 
 
 def gpu_memory_mib(gpu_info: str | None) -> int | None:

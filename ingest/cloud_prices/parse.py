@@ -124,6 +124,17 @@ def _refused(price: float, name: str, gpu_only: bool) -> str | None:
     return None
 
 
+def _offers(cloud: str, r: dict, rules: Rules) -> tuple[tuple[Offer, float | None], ...]:
+    """A row's prices by offer: ``Price`` on demand (low priority for Azure's _Promo sizes) and
+    ``SpotPrice`` spot; a cloud whose catalog writes a spot market's price in both
+    (``price_is_spot`` in the rules file: Mithril) has one spot price and no on-demand one."""
+    if cloud in rules.file.price_is_spot:
+        return ((Offer.spot, r["SpotPrice"] if r.get("SpotPrice") is not None else r["Price"]),)
+    promo = cloud == "azure" and r["InstanceType"].endswith("_Promo")
+    return ((Offer.low_priority if promo else Offer.on_demand, r["Price"]),
+            (Offer.spot, r.get("SpotPrice")))
+
+
 def parse(body: bytes, *, cloud: str, commit: str, rules: Rules, snapshot_id: str,
           observed_at: datetime, notes: list[str]) -> Iterator[dict]:
     """Typed rows of one cloud's CSV; ``notes`` gets what the refresh should report."""
@@ -134,9 +145,7 @@ def parse(body: bytes, *, cloud: str, commit: str, rules: Rules, snapshot_id: st
     for line, r in records:
         name = r["AcceleratorName"] or None
         m = rules.match(cloud, r["InstanceType"], name, r["AcceleratorCount"], r.get("GpuInfo"))
-        promo = cloud == "azure" and r["InstanceType"].endswith("_Promo")
-        for offer, price in ((Offer.low_priority if promo else Offer.on_demand, r["Price"]),
-                             (Offer.spot, r.get("SpotPrice"))):
+        for offer, price in _offers(cloud, r, rules):
             if price is None or (offer == Offer.spot and price == 0):
                 continue  # no price published; spot 0.00 is the catalog's "no spot"
             refused = _refused(price, name or "", r.get("gpu_only", False))

@@ -30,17 +30,24 @@ def test_each_provider_the_cheapest_and_the_median(client):
     result = client.get(f"/v1/results/{rows[0]['result_id']}").json()["row"]
     by = {r["provider"]: r for r in rows if r["result_id"] == result["id"]}
     # per GPU-hour, the cheapest on-demand offer of each provider renting an H200 (read off the
-    # carried CSV lines): mithril ccs-h200.sxm.1x 1.0/1 (ties 8.0/8; .1x sorts first); vast
-    # 8x-H200 17.88/8 (France); verda 1H200.141S.44V 2.99/1; nebius 3.50/1; daytona 6.5632/1;
-    # OCI BM.GPU.H200.8 80/8; the Azure API's ND96isr H200 v5 84.80/8 in eastus2
-    rates = {"mithril": 1.0, "vast": 2.235, "verda": 2.99, "nebius": 3.5, "daytona": 6.5632,
-             "oci": 10.0, "azure": 10.6}
+    # carried CSV lines): vast 8x-H200 17.88/8 (France); verda 1H200.141S.44V 2.99/1; nebius
+    # 3.50/1; daytona 6.5632/1; OCI BM.GPU.H200.8 80/8; the Azure API's ND96isr H200 v5
+    # 84.80/8 in eastus2. Mithril's 1.0/1 is a spot market's price (data/cloud_accelerators.yaml
+    # price_is_spot), never on demand.
+    rates = {"vast": 2.235, "verda": 2.99, "nebius": 3.5, "daytona": 6.5632, "oci": 10.0,
+             "azure": 10.6}
     assert set(by) == {*rates, "cheapest", "median"}
     for provider, rate in rates.items():
         assert by[provider]["rate_per_accelerator_hour"] == pytest.approx(rate), provider
     assert (by["vast"]["region"], by["vast"]["sku"]) == ("France, FR, EU", "8x-H200-32-65536")
-    assert by["cheapest"]["sku"] == "ccs-h200.sxm.1x"
-    assert by["median"]["rate_per_accelerator_hour"] == pytest.approx(3.5)  # 4th of 7
+    assert by["cheapest"]["sku"] == "8x-H200-32-65536"
+    # of 6: the mean of the 3rd and 4th
+    assert by["median"]["rate_per_accelerator_hour"] == pytest.approx((3.5 + 6.5632) / 2)
+    spot = client.get("/v1/costs", params={
+        **EVERYTHING, "basis": "list_price", "provider": "mithril", "offer": "spot",
+        "accelerator": "nvidia-h200", "scenario": "Offline"}).json()["rows"]
+    assert spot and {(r["sku"], r["rate_per_accelerator_hour"]) for r in spot
+                     if r["result_id"] == result["id"]} == {("ccs-h200.sxm.1x", 1.0)}
     for r in by.values():
         assert r["cost_per_million_tokens"] == pytest.approx(
             cost(r["rate_per_accelerator_hour"], result))
@@ -116,10 +123,9 @@ def test_prices_cover_every_provider_with_the_same_filters(client):
     h200 = client.get("/v1/prices", params={"accelerator": "nvidia-h200", "offer": "on_demand",
                                             "limit": 100}).json()["rows"]
     by = {(r["provider"], r["arm_sku_name"], r["arm_region_name"]): r for r in h200}
-    # the Azure API's ND96isr H200 v5 and every carried catalog's H200 offers: vast's three of
-    # its sample, and those of daytona, mithril, nebius, oci and verda
-    assert {p for p, _, _ in by} == {"azure", "daytona", "mithril", "nebius", "oci", "vast",
-                                     "verda"}
+    # the Azure API's ND96isr H200 v5 and every carried catalog's on-demand H200 offers:
+    # vast's three of its sample, and those of daytona, nebius, oci and verda (mithril's are spot)
+    assert {p for p, _, _ in by} == {"azure", "daytona", "nebius", "oci", "vast", "verda"}
     assert {k for k in by if k[0] in ("azure", "vast")} == {
         ("azure", "Standard_ND96isr_H200_v5", "eastus2"),
         ("vast", "1x-H200-32-65536", "France, FR, EU"),
@@ -141,11 +147,12 @@ def test_prices_cover_every_provider_with_the_same_filters(client):
 def test_the_frontier_prices_each_point_on_the_cheapest_provider(client):
     rows = client.get("/v1/frontier", params={"model": "deepseek-r1", "isl": 1024, "osl": 1024,
                                               "provider": "cheapest", "limit": 1000}).json()["rows"]
-    # cheapest per GPU-hour in the snapshot: mithril's H200 and H100 SXM at 1.0/1 (their 8x
-    # sizes tie at 8.0/8; .1x sorts first), under vast's 17.88/8 and 1.87/1, hyperbolic's 1.29;
-    # OCI's BM.GPU.MI300X.8 at 48/8 under the Azure API's ND96isr MI300X v5 at 88.00/8
-    expected = {"nvidia-h200": (1.0, "mithril: ccs-h200.sxm.1x"),
-                "nvidia-h100-sxm": (1.0, "mithril: h100-80gb.sxm.1x"),
+    # cheapest on-demand per GPU-hour in the snapshot: vast's 8x-H200 at 17.88/8 (under
+    # verda's 2.99/1); hyperbolic's 1x-H100-75-722 at 1.29/1 (under vast's 1.87/1); OCI's
+    # BM.GPU.MI300X.8 at 48/8 under the Azure API's ND96isr MI300X v5 at 88.00/8. Mithril's
+    # 1.0/1 sizes are spot prices, not on demand.
+    expected = {"nvidia-h200": (17.88 / 8, "vast: 8x-H200-32-65536"),
+                "nvidia-h100-sxm": (1.29, "hyperbolic: 1x-H100-75-722"),
                 "amd-mi300x": (6.0, "oci: BM.GPU.MI300X.8")}
     seen = set()
     for r in rows:

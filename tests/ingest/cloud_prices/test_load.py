@@ -252,13 +252,14 @@ def test_every_carried_sample_loads_and_its_gpu_rows_map_or_are_listed(tmp_path,
     assert (cov["oci"]["rows_with_accelerator"], cov["oci"]["rows_mapped"]) == (25, 25)
     # every cloud's GPU rows, counted off the carried files (a price and a non-zero spot price
     # are a row each): azure 79, daytona 112, gcp 20 (10 TPU-slice lines with both prices, the
-    # 700.0 placeholders kept as refused rows), hyperbolic 3, lambda 2, mithril 8, nebius 29, oci 25, runpod 6, vast 13,
-    # verda 66 = 363; all mapped but daytona's 16 bare-H100 rows and azure's NV16as_v4 (half an
-    # MI25: its price and spot price, 2 rows): 345 (95.0 %), never guessed
+    # 700.0 placeholders kept as refused rows), hyperbolic 3, lambda 2, mithril 4 (one spot
+    # price a line: price_is_spot), nebius 29, oci 25, runpod 6, vast 13, verda 66 = 359; all
+    # mapped but daytona's 16 bare-H100 rows and azure's NV16as_v4 (half an MI25: its price
+    # and spot price, 2 rows): 341 (95.0 %), never guessed
     assert (cov["azure"]["rows_mapped"], cov["azure"]["unmapped"]) == (
         77, ["Standard_NV16as_v4 (Radeon MI25)"])
     for cloud in set(cov) - {"daytona", "azure"}:
         assert cov[cloud]["unmapped"] == cov[cloud]["ambiguous"] == [], cloud
     rows = sum(c["rows_with_accelerator"] for c in cov.values())
     mapped = sum(c["rows_mapped"] for c in cov.values())
-    assert (mapped, rows) == (345, 363)
+    assert (mapped, rows) == (341, 359)

@@ -50,6 +50,30 @@ def test_vast_columns_by_name_and_spot_zero_is_no_spot():
     assert all(r["evidence"] == "list_price" for r in rs)
 
 
+def test_mithril_prices_are_spot_prices_never_on_demand():
+    """SkyPilot's Mithril fetcher writes the spot market's price in Price and SpotPrice alike
+    (data/cloud_accelerators.yaml price_is_spot): one spot row per line, none on demand."""
+    rs = rows("mithril")
+    assert len(rs) == 4 and {r["offer"] for r in rs} == {"spot"}
+    h100 = by(rs, "h100-80gb.sxm.8x", "us-central2-a", "spot")
+    assert (h100["hourly_price"], h100["accelerators"], h100["accelerator_id"]) == \
+        (8.0, 8.0, "nvidia-h100-sxm")
+    # another cloud with the same two columns keeps both offers
+    real, _ = sample("mithril")
+    assert {r["offer"] for r in parse(real, cloud="lambda", commit="c", rules=RULES,
+                                      snapshot_id="s", observed_at=NOW, notes=[])} == \
+        {"on_demand", "spot"}
+
+
+def test_a_count_for_when_the_catalog_gives_none_does_not_replace_one_it_gives():
+    # the GB200 rule's 4 GPUs per VM apply only where the catalog is silent; Azure's ND96isr
+    # H100 v5 count (the catalog's 12) is replaced by the rule's 8 whatever the catalog says
+    assert RULES.match("lambda", "gpu_1x_gb200", "GB200", 1.0).count == 1.0
+    assert RULES.match("shadeform", "x_GB200x8", "GB200", 8.0).count == 8.0
+    assert RULES.match("oci", "BM.GPU.GB200.4", "GB200", None).count == 4.0
+    assert RULES.match("azure", "Standard_ND96isr_H100_v5", "H100", 12.0).count == 8.0
+
+
 def test_a_gpu_memory_rule_needs_the_memory_the_row_states():
     # the same vast row with another memory in its GpuInfo (40960 MiB), or with none: the
     # 80 GB rule no longer applies and the row is ambiguous between the two A100 PCIe sizes
