@@ -24,6 +24,17 @@ NOTE = ("LLMPerf: inter-token latency and per-request output rate include TTFT (
         "per-request output tokens/s over the whole request (below InferenceX's 1 / median "
         "TPOT); no p99.9; duration from completed requests / completed per minute.")
 BASIS = "LLMPerf median per-request output tokens / end-to-end latency (TTFT included)"
+# The columns that count tokens: blanked when LLMPerf's counts are not the served model's
+TOKEN_COLUMNS = ("isl", "osl", "total_input_tokens", "total_output_tokens", "output_tput",
+                 "total_tput", "interactivity", "interactivity_basis")
+NOT_MODEL_TOKENS = (
+    "LLMPerf counted up to {counted:g} output tokens in a request where every request asked "
+    "for at most {asked:g} (max_tokens = mean_output_tokens, stddev_output_tokens 0): its token "
+    "counts are not the served model's (upstream LLMPerf counts every model's tokens with the "
+    "Llama-2 tokenizer, hf-internal-testing/llama-tokenizer: 'Using one tokenizer ensures a "
+    "fairer comparison across different LLMs'), so the run's lengths, token throughputs and interactivity are "
+    "left empty; its latencies and request counts stand. LLMPerf's own figures: "
+    "{figures}.")
 
 
 def matches(doc: dict) -> bool:
@@ -60,7 +71,22 @@ def parse_run(reader: RunReader) -> Run:
     }
     if run["interactivity"] is None:
         run["interactivity_basis"] = None
-    return finish(run, reader, NOTE)
+    return _model_tokens_only(finish(run, reader, NOTE), reader)
+
+
+def _model_tokens_only(run: Run, reader: RunReader) -> Run:
+    """``run`` with its token figures blanked when the file shows they are not the served
+    model's tokens: each request asked for the same output length (stddev 0), a server stops
+    at it, yet LLMPerf counted more in some request (``NOT_MODEL_TOKENS``)."""
+    asked = reader.number("mean_output_tokens")
+    spread = reader.number("stddev_output_tokens")
+    counted = reader.number("results_number_output_tokens_max")
+    if asked is None or spread != 0 or counted is None or counted <= asked:
+        return run
+    figures = ", ".join(f"{c} {run[c]:.6g}" for c in TOKEN_COLUMNS[:-1] if run.get(c) is not None)
+    run.update(dict.fromkeys(TOKEN_COLUMNS))
+    run["definition_note"] = f"{NOTE} {NOT_MODEL_TOKENS.format(counted=counted, asked=asked, figures=figures)}"
+    return run
 
 
 def parse(file: str, docs: list[dict]) -> Parsed:

@@ -219,8 +219,13 @@ def test_guidellm_without_every_request_keeps_the_weighted_figures_and_says_so(t
     assert "token-weighted" in run["definition_note"]
 
 
-def test_llmperf_seconds_duration_from_rate_and_interactivity_said_to_include_ttft():
-    run = parse(LLMPERF).runs[0]
+def _model_tokens(doc: dict) -> None:
+    """The real LLMPerf file as if its counts were the model's: none above the 150 asked."""
+    doc["results_number_output_tokens_max"] = "150"
+
+
+def test_llmperf_seconds_duration_from_rate_and_interactivity_said_to_include_ttft(tmp_path):
+    run = parse(_edited(LLMPERF, tmp_path, _model_tokens)).runs[0]
     assert run["conc"] == 16 and run["completed_requests"] == 112
     assert run["ttft_median_s"] == pytest.approx(6.561932362000334)
     assert run["e2el_p99_s"] == pytest.approx(18.989224514590898)
@@ -229,7 +234,29 @@ def test_llmperf_seconds_duration_from_rate_and_interactivity_said_to_include_tt
     assert "TTFT included" in run["interactivity_basis"]
     assert run["duration_s"] == pytest.approx(112 * 60 / 46.821420363866935)
     assert (run["isl"], run["osl"]) == (550, 159)
+    assert run["output_tput"] == json.loads(LLMPERF.read_text())[
+        "results_mean_output_throughput_token_per_s"]
     assert run["run_at"] == datetime(2024, 6, 12, 16, 21, 16, tzinfo=UTC)
+
+
+def test_llmperf_counts_that_are_not_the_models_tokens_leave_the_token_figures_empty():
+    """The real file: every request asked for 150 output tokens (stddev 0) and a server stops
+    there, yet LLMPerf counted 150 to 167 (its Llama-2 tokenizer on Yi-1.5's text): its token
+    figures are not the model's, so they stay empty and the note gives LLMPerf's own."""
+    doc = json.loads(LLMPERF.read_text())
+    assert (doc["mean_output_tokens"], doc["stddev_output_tokens"]) == (150, 0)
+    assert float(doc["results_number_output_tokens_max"]) > 150
+    run = parse(LLMPERF).runs[0]
+    for column in ("isl", "osl", "total_input_tokens", "total_output_tokens", "output_tput",
+                   "total_tput", "interactivity", "interactivity_basis"):
+        assert run[column] is None, column
+    # latencies and request counts stand
+    assert run["completed_requests"] == 112
+    assert run["ttft_median_s"] == pytest.approx(6.561932362000334)
+    assert run["request_throughput"] == pytest.approx(46.821420363866935 / 60)
+    note = run["definition_note"]
+    assert "counted up to 167 output tokens" in note and "at most 150" in note
+    assert f"output_tput {doc['results_mean_output_throughput_token_per_s']:.6g}" in note
 
 
 def _edited(path, tmp_path, edit, name=None):
