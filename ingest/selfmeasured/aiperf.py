@@ -100,6 +100,22 @@ def _model(config: dict) -> str | None:
     return ", ".join(str(n) for n in names if n) or None
 
 
+def _failures(reader: RunReader, errors: int | None) -> Run:
+    """Failed and cancelled requests from ``error_request_count`` (``errors``) and the file's
+    ``error_summary`` (a count per error type). AIPerf leaves the error count out of a run with
+    no error, where the summary is an empty list: 0 then, not unknown. Its cancellations
+    (RequestCancellationError, code 499) are errors to AIPerf and requests cut off before they
+    finished here (``incomplete_requests``)."""
+    summary = reader.raw("error_summary")
+    if not isinstance(summary, list):  # not said: as the count says
+        return {"failed_requests": errors}
+    cancelled = sum(int(e.get("count") or 0) for e in summary if isinstance(e, dict)
+                    and (e.get("error_details") or {}).get("type") == "RequestCancellationError")
+    if errors is None:
+        errors = sum(int(e.get("count") or 0) for e in summary if isinstance(e, dict))
+    return {"failed_requests": errors - cancelled, "incomplete_requests": cancelled}
+
+
 def parse_run(reader: RunReader, metrics: dict) -> Run:
     """The run's columns."""
     config = reader.raw("input_config") or {}
@@ -121,6 +137,7 @@ def parse_run(reader: RunReader, metrics: dict) -> Run:
         raise reader.fail("required field missing", "request_count")
     for key in ("completed_requests", "failed_requests"):
         run[key] = None if run[key] is None else round(run[key])
+    run.update(_failures(reader, run["failed_requests"]))
     if run["interactivity"] is not None:
         run["interactivity_basis"] = "AIPerf median output_token_throughput_per_user"
     reader.used.update(metrics.keys() & {t for ts in LATENCY.values() for t in ts})

@@ -42,6 +42,8 @@ def test_aiperf_schema_1_reads_top_level_metrics():
     assert (parsed.tool_version, parsed.schema_version) == ("0.8.0", "1.0")
     [run] = parsed.runs
     assert (run["conc"], run["completed_requests"], run["model_in_file"]) == (4, 64, "mock-model")
+    # no error_request_count (AIPerf leaves it out of a clean run) and error_summary []: none
+    assert (run["failed_requests"], run["incomplete_requests"]) == (0, 0)
     assert run["e2el_median_s"] == pytest.approx(0.6734304999999999e-3)
     assert run["e2el_p99_s"] == pytest.approx(15.14387014e-3)
     assert run["output_tput"] == pytest.approx(1022443.0554692096)
@@ -120,7 +122,10 @@ def test_aiperf_records_inter_token_latency_is_tpot_and_chunk_latency_is_itl():
     assert run["itl_p99_s"] == pytest.approx(140.53429476e-3)
     assert run.get("tpot_p999_s") is None  # AIPerf has no p99.9: NULL
     assert run["interactivity"] == pytest.approx(36.21203256049328)
-    assert (run["completed_requests"], run["failed_requests"], run["conc"]) == (89, 11, 100)
+    # its 11 errors (error_request_count) are all cancellations (error_summary: 11 x
+    # RequestCancellationError, code 499): cut off, not failed
+    assert (run["completed_requests"], run["failed_requests"], run["incomplete_requests"],
+            run["conc"]) == (89, 0, 11, 100)
     assert run["total_tput"] == pytest.approx((48950 + 21624) / 9.317788951)  # derived
     assert (run["isl"], run["osl"]) == (550, round(21624 / 89))
     assert run["model_in_file"] == "openai/gpt-oss-20b"
@@ -149,7 +154,8 @@ def test_aiperf_top_level_layout_before_schema_version_is_read(tmp_path):
     assert run["tpot_median_s"] == pytest.approx(27.615130366666666e-3)
     assert run["itl_p99_s"] == pytest.approx(140.53429476e-3)
     assert run["interactivity"] == pytest.approx(36.21203256049328)
-    assert (run["completed_requests"], run["failed_requests"], run["conc"]) == (89, 11, 100)
+    assert (run["completed_requests"], run["failed_requests"], run["incomplete_requests"],
+            run["conc"]) == (89, 0, 11, 100)
     assert run["total_tput"] == pytest.approx((48950 + 21624) / 9.317788951)
     assert run["model_in_file"] == "openai/gpt-oss-20b"
     assert run["run_at"] == datetime(2025, 10, 3, 13, 13, 39, 146443, tzinfo=UTC)
