@@ -214,6 +214,19 @@ class AcceleratorEntry(_Entry):
     name: str | None = None
     mlperf_names: list[str] = Field(default_factory=list)
     note: str | None = None
+    # GPUs in one unit as MLPerf counts it (a dual-GPU board is one accelerator there): "per
+    # GPU" divides by every GPU. More than 1 needs its source (url and quote).
+    gpus_per_unit: int = Field(default=1, ge=1)
+    gpus_source: Source | None = None
+
+    @model_validator(mode="after")
+    def _gpus_sourced(self) -> AcceleratorEntry:
+        if self.gpus_per_unit > 1:
+            if self.gpus_source is None or not self.gpus_source.url or not self.gpus_source.quote:
+                raise ValueError(f"gpus_per_unit {self.gpus_per_unit} needs gpus_source with "
+                                 "a url and a quote")
+            _need_url(self.gpus_source, Evidence.vendor_spec)
+        return self
 
 
 class AzureSku(_Entry):

@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ingest.curated.files import (
+    AcceleratorEntry,
     AcceleratorsFile,
     ClaimsFile,
     HardwareFile,
@@ -146,12 +147,23 @@ def _models(out: dict[str, list[dict]], models: ModelsFile, snapshots: dict[str,
             "source_snapshot_id": snapshots["models.yaml"]})
 
 
+def _gpus_note(a: AcceleratorEntry) -> str | None:
+    """The accelerator's note, with the source of its GPUs per unit when more than one."""
+    src = a.gpus_source
+    if a.gpus_per_unit == 1 or src is None:
+        return a.note
+    said = (f"{a.gpus_per_unit} GPUs per unit: {src.title}, {src.url} (checked "
+            f"{src.checked_on}): \"{src.quote}\"")
+    return f"{a.note} {said}" if a.note else said
+
+
 def _aliases(out: dict[str, list[dict]], acc: AcceleratorsFile, sid: str) -> None:
     for a in acc.accelerators:
         out["accelerator_alias"].append({
             "alias": a.id, "accelerator_id": a.id, "vendor": a.vendor, "mix": "single",
-            "count": None, "kind": "id", "name": a.name, "note": a.note,
-            "file": "accelerators.yaml", "source_snapshot_id": sid})
+            "count": a.gpus_per_unit if a.gpus_per_unit > 1 else None, "kind": "id",
+            "name": a.name, "note": _gpus_note(a), "file": "accelerators.yaml",
+            "source_snapshot_id": sid})
         for name in a.mlperf_names:
             out["accelerator_alias"].append({
                 "alias": name, "accelerator_id": a.id, "vendor": a.vendor, "mix": "single",

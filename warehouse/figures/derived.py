@@ -221,12 +221,24 @@ def count_contradicted(t: str = "") -> str:
 COUNTED = f"r.total_accelerators > 0 AND NOT coalesce({count_contradicted('r.')}, false)"
 
 
+def gpus_of(r: str = "r") -> str:
+    """SQL: the GPUs of an mlperf_result row ``r``: its accelerators times each one's GPUs
+    (accelerator_alias kind id ``count``: a dual-GPU board, which MLPerf counts as one
+    accelerator, has 2; none said: 1). "Per GPU" divides by every GPU."""
+    return (f"({r}.total_accelerators * coalesce((SELECT g.count FROM accelerator_alias g "
+            f"WHERE g.kind = 'id' AND g.alias = {r}.accelerator_id), 1))")
+
+
 view("result_per_accelerator",
      "Throughput results divided by the system's total accelerators (aggregate, not per user), "
      "and, where the catalogue has the accelerator's datasheet figures (vendor_spec), per TB/s "
      "of memory bandwidth and per kW of nameplate power (TDP/TBP from the datasheet, not "
      "MLPerf's measured power). Such rows report derived: measured + vendor_spec.",
-     {"per_accelerator": "result / total_accelerators",
+     {"per_accelerator": "result / total_accelerators (per accelerator as MLPerf counts "
+                         "them: a dual-GPU board is one)",
+      "gpus": "The system's GPUs: total_accelerators x the accelerator's GPUs per unit "
+              "(data/accelerators.yaml gpus_per_unit, sourced: 2 for a dual-GPU board; else 1)",
+      "per_gpu": "result / gpus: per every GPU",
       "memory_bandwidth_tbs": "The accelerator's datasheet memory bandwidth, TB/s (vendor_spec; "
                               "NULL when the catalogue has none)",
       "nameplate_power_w": "The accelerator's datasheet power (TDP/TBP), W: nameplate, not "
@@ -245,6 +257,7 @@ WITH fig AS (""" + SPEC_FIGURES + """)
 SELECT r.id, """ + keys("r") + """,
        r.accelerator_model_name, r.accelerator_mix, r.availability,
        r.result / r.total_accelerators AS per_accelerator,
+       """ + gpus_of("r") + """ AS gpus, r.result / """ + gpus_of("r") + """ AS per_gpu,
        f.bandwidth / 1e12 AS memory_bandwidth_tbs, f.nameplate_w AS nameplate_power_w,
        r.result / r.total_accelerators / (f.bandwidth / 1e12) AS per_accelerator_per_tbs,
        r.result / r.total_accelerators / (f.nameplate_w / 1000.0)

@@ -34,6 +34,7 @@ from warehouse.figures.derived import (
     SYSTEM_KEYS,
     citation_of,
     cited,
+    gpus_of,
     keys,
 )
 from warehouse.figures.selfmeasured import SOURCE_SELF, tool_name_sql
@@ -336,7 +337,7 @@ lp AS (  -- Azure in one region (no provider asked), else one provider or the ch
 ml AS (
     SELECT r.*, CASE WHEN r.scenario = 'Offline' THEN 0.0
                      ELSE lb.min_tokens_per_s_per_user END AS x,
-           r.result / r.total_accelerators AS y, lb.tpot_ms, lb.rule_id,
+           r.result / {gpus_of("r")} AS y, {gpus_of("r")} AS gpus, lb.tpot_ms, lb.rule_id,
            e.joules_per_unit AS wall_joules_per_token
     FROM mlperf_result r
     CROSS JOIN ask
@@ -380,7 +381,7 @@ WHERE f.on_frontier OR ask.dominated
 UNION ALL BY NAME
 SELECT 'mlperf' AS kind, 'mlperf:' || m.id AS id, m.accelerator_id AS series, m.accelerator_id,
        m.framework, m.model_id AS model, m.model_family AS model_id,
-       m.total_accelerators AS gpus, m.x AS interactivity, m.y AS output_tput_per_gpu,
+       m.gpus, m.x AS interactivity, m.y AS output_tput_per_gpu,
        m.scenario, {keys("m", SYSTEM_KEYS, but=FRONTIER_RENAMES)}, m.availability,
        m.availability = 'preview' AS preview, {cited("m")},
        coalesce('MLPerf Inference ' || m.round || ' result ' || m.system_id,

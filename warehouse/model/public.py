@@ -136,7 +136,7 @@ def col(view: str | None, column: str, described: str | None = None) -> Any:
 _TYPES: dict[str, Any] = {name: kind | None for kind, names in (
     (float, "offline_result other_result ratio interactive_premium result ttft_ms tpot_ms "
             "reference_tokens min_tokens_per_s_per_user max_concurrent_streams "
-            "reference_answer_seconds answer_seconds per_accelerator memory_bandwidth_tbs "
+            "reference_answer_seconds answer_seconds per_accelerator per_gpu memory_bandwidth_tbs "
             "nameplate_power_w per_accelerator_per_tbs per_accelerator_per_nameplate_kw watts "
             "per_joule joules_per_unit previous_per_accelerator change_vs_previous "
             "premium_vs_offline rate_per_accelerator_hour cost_per_million_tokens claim_value "
@@ -208,7 +208,7 @@ class LatencyBoundPublic(BaseModel):
 
 @relation(
     "result_per_accelerator", f"id {KEYS} accelerator_model_name accelerator_mix availability "
-    "per_accelerator memory_bandwidth_tbs nameplate_power_w per_accelerator_per_tbs "
+    "per_accelerator gpus per_gpu memory_bandwidth_tbs nameplate_power_w per_accelerator_per_tbs "
     "per_accelerator_per_nameplate_kw result_id bandwidth_spec_id nameplate_spec_id "
     f"{LINEAGE} {CITED}")
 class PerAcceleratorPublic(BaseModel):

@@ -319,7 +319,7 @@ class AcceleratorAliasBase(SQLModel):
     accelerator_id: str | None = F("Accelerator id; NULL for none or mixed.")
     vendor: str | None = F("Accelerator vendor.")
     mix: str = F("single, mixed or none.")
-    count: int | None = F("Accelerators per unit (Azure VM size); NULL for MLPerf names.")
+    count: int | None = F("Accelerators per unit: per Azure VM size (kind azure_sku); GPUs in one unit of the accelerator as MLPerf counts it (kind id: 2 for a dual-GPU board, NULL for one GPU); NULL for MLPerf names.")
     kind: str = F("mlperf_name, azure_sku, or id (every accelerator id is an alias of itself).")
     name: str | None = F("Display name of the accelerator (kind id rows).")
     note: str | None = F("Reviewer's note on the accelerator or its spellings (kind id rows).")

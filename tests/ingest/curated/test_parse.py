@@ -128,3 +128,19 @@ def test_unknown_azure_accelerator_is_rejected(tmp_path):
               lambda doc: doc["azure_skus"][0].update(accelerator_id="nope"))
     with pytest.raises(CuratedFileError, match="accelerator_id 'nope' is not declared"):
         load_dir(d)
+
+
+def _b60_dual(doc: dict) -> dict:
+    return next(a for a in doc["accelerators"] if a["id"] == "intel-arc-pro-b60-dual-48gb")
+
+
+@pytest.mark.parametrize("change", [
+    lambda a: a.pop("gpus_source"),
+    lambda a: a["gpus_source"].pop("quote"),
+    lambda a: a["gpus_source"].pop("url"),
+])
+def test_more_than_one_gpu_per_unit_needs_its_source(tmp_path, change):
+    d = _edit(tmp_path, "accelerators.yaml", lambda doc: change(_b60_dual(doc)))
+    with pytest.raises(CuratedFileError) as e:
+        load_dir(d)
+    assert "intel-arc-pro-b60-dual-48gb" in str(e.value) and "gpus" in str(e.value), str(e.value)

@@ -322,3 +322,29 @@ def test_rows_from_an_earlier_parser_are_read_again(tmp_path, monkeypatch):
     report = refresh(settings)
     assert report.status == "published"
     assert report.sources[1].details["v6.1"]["status"] == "updated"
+
+
+def test_a_dual_gpu_board_is_two_gpus_per_accelerator(rounds_client, v51):
+    """v5.1's 1-node-4x-BMG-Pro-B60-Dual: MLPerf counts 4 accelerators (a#), each a board with
+    two Arc Pro B60 GPUs (data/accelerators.yaml gpus_per_unit 2, sourced): per_accelerator
+    stays the publisher's count, per_gpu and gpus count every GPU. (The frontier's MLPerf
+    points divide by the same GPUs, derived.gpus_of; no carried non-MLPerf source has a
+    llama2-70b series to overlay them on.)"""
+    raw = [r for r in v51 if "B60 Dual" in r["Accelerator"]
+           and r["Performance_Units"] == "Tokens/s" and r["Category"] == "closed"]
+    assert raw and {r["a#"] for r in raw} == {1, 4}  # the 4-board system, and a 1-board one
+    per = {(r["model_id"], r["scenario"]): r for r in all_rows(
+        rounds_client, "/v1/per-accelerator", round="v5.1", division="all",
+        availability="all", accelerator="intel-arc-pro-b60-dual-48gb")}
+    for r in raw:
+        row = next(x for x in per.values() if x["scenario"] == r["Scenario"]
+                   and x["result"] == r["Performance_Result"])
+        boards = r["a#"]
+        assert row["per_accelerator"] == pytest.approx(r["Performance_Result"] / boards)
+        assert (row["gpus"], row["per_gpu"]) == (
+            2 * boards, pytest.approx(r["Performance_Result"] / (2 * boards)))
+    # a one-GPU accelerator: gpus is its count, per_gpu its per_accelerator
+    h = all_rows(rounds_client, "/v1/per-accelerator", round="v5.1", model="llama2-70b",
+                 scenario="Offline", accelerator="nvidia-h200")
+    assert h and all(x["gpus"] == x["total_accelerators"]
+                     and x["per_gpu"] == x["per_accelerator"] for x in h)
