@@ -29,7 +29,9 @@ from warehouse.model.vocabulary import Evidence, ImportOutcome
 from warehouse.storage.db import fetch_dicts, insert_rows
 
 SOURCE = "selfmeasured"
-PARSER_VERSION = "selfmeasured/2"
+# 3: LLMPerf counts that are not the model's tokens stay empty; AIPerf's clean runs and
+# cancellations. The same bytes imported again by a newer parser are parsed again.
+PARSER_VERSION = "selfmeasured/3"
 UNSTATED = "unstated"
 
 
@@ -157,19 +159,21 @@ def _import_one(ctx: LoadContext, path: Path, stated: Statement,
         raise ResultFileError(f"cannot read the file: {e.strerror or e}", file=name) from None
     raw = Raw(source=SOURCE, url=f"file:{name}", body=body, fetched_at=datetime.now(UTC))
     entry = {"file": name, "import_id": raw.sha256[:16], "sha256": raw.sha256}
-    before = fetch_dicts(ctx.reader, "SELECT * FROM self_import WHERE id = ? AND removed_at "
-                         "IS NULL", [entry["import_id"]])
+    before = fetch_dicts(ctx.reader, "SELECT i.*, s.parser_version FROM self_import i LEFT "
+                         "JOIN source_snapshot s ON s.id = i.source_snapshot_id WHERE i.id = ? "
+                         "AND i.removed_at IS NULL", [entry["import_id"]])
     if before and not stated.same_as(before[0]):
         b = before[0]
         raise ResultFileError(f"already imported as {b['id']} with {b['gpus']} x "
                               f"{b['accelerator_id']} and model {b['model']}; remove it first "
                               f"(perfledger import --remove {b['id']})", file=name)
-    if before and before[0]["accelerator_id"] == stated.accelerator:
+    if before and before[0]["accelerator_id"] == stated.accelerator \
+            and before[0]["parser_version"] == PARSER_VERSION:
         return {**entry, "status": ImportOutcome.unchanged, "runs": before[0]["runs"],
                 "tool": before[0]["tool"]}
     parsed = detect.read(name, body)
     ctx.changing()
-    if before:  # stored with the accelerator as typed (before ids were canonical): again
+    if before:  # stored by an older parser, or with the accelerator as typed: again
         ctx.con.execute("DELETE FROM self_observation WHERE import_id = ?", [entry["import_id"]])
     runs = _store(ctx, raw, parsed, stated, mapping)
     return {**entry, "status": ImportOutcome.imported, "runs": runs, "tool": parsed.tool,

@@ -215,13 +215,18 @@ def test_a_rule_that_cannot_run_fails_saying_why_and_alone(full_warehouse):
     next_table = rows("mlperf_result: results are positive", "mlperf_result",
                       "SELECT id FROM {batch} WHERE result <= 0")
     violated = in_set("mlperf_result: Offline only", "mlperf_result", "scenario", ["Offline"])
+    # fails as it runs (its first query aborts the transaction, its count then fails too)
+    converting = rows("mlperf_result: names as numbers", "mlperf_result",
+                      "SELECT id FROM {batch} WHERE CAST(system_name AS INTEGER) > 0")
     out = {r["expectation"]: r for r in validation.run_isolated(
         layout.read_current().path, layout=layout,
-        rules=[broken, same_table, next_table, violated])}
+        rules=[broken, same_table, next_table, violated, converting])}
     failed = out[broken.name]
     assert not failed["success"] and failed["severity"] == "error"
     assert failed["unexpected_count"] is None
     assert "Parser Error" in json.loads(failed["sample"])["error"]
+    said = json.loads(out[converting.name]["sample"])["error"]
+    assert "Conversion Error" in said and "transaction is aborted" not in said, said
     for fine in (same_table, next_table):
         assert out[fine.name]["success"] and out[fine.name]["unexpected_count"] == 0
     con = duckdb.connect(str(layout.read_current().path), read_only=True)

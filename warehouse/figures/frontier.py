@@ -85,14 +85,15 @@ COLUMNS: dict[str, str] = {
     "osl": "Output tokens (InferenceX).",
     "conc": "Concurrency of the sweep point (InferenceX).",
     "gpus": ("Every GPU the configuration occupies (InferenceX: prefill + decode when "
-             "disaggregated) or accelerators of the system (MLPerf)."),
+             "disaggregated) or the system's GPUs (MLPerf: its accelerators x each one's GPUs, "
+             "2 for a dual-GPU board)."),
     "prefill_gpus": "InferenceX disaggregated: prefill GPUs.",
     "decode_gpus": "InferenceX disaggregated: decode GPUs.",
     "gpu_count_basis": "InferenceX: how gpus was counted.",
     "interactivity": ("x: output tokens/s per user. InferenceX: the median; MLPerf "
                       "Server/Interactive: the rules' floor 1000 / TPOT limit; MLPerf Offline: 0 "
                       "(no per-user requirement)."),
-    "output_tput_per_gpu": ("y: output tokens/s per every GPU (MLPerf: result / accelerators). "
+    "output_tput_per_gpu": ("y: output tokens/s per every GPU (MLPerf: result / gpus). "
                             "For an answer: interpolated, NULL when out of range."),
     "tput_per_gpu": ("Total (input + output) tokens/s per GPU (InferenceX); for an answer "
                      "interpolated between the same two points."),

@@ -41,7 +41,7 @@ def source_status(runs: list[dict]) -> dict[str, dict]:
         entry["stale_since"] = entry["last_success"] if entry["stale"] else None
         if entry["stale"] and entry["last_success"]:
             age = now - datetime.fromisoformat(entry["last_success"])
-            # a clock behind the store (``clock_behind``) gives no age, never a negative one
+            # a clock behind the store (``clock_behind``) gives an age of 0, never a negative one
             entry["stale_for_seconds"] = max(0, int(age.total_seconds()))
     return out
 

@@ -91,20 +91,25 @@ def _raw_file_frame(path: Path, layout: Layout):
     return pd.DataFrame(out, columns=["id", "raw_path", "problem"])
 
 
+ABORTED = "Current transaction is aborted"  # DuckDB, on every query after a failed one
+
+
 def _raised(info: dict | None) -> str | None:
     """The message of an exception a rule raised, or None: great-expectations reports one
     itself, or, for a rule computed from several metrics (a ``rows`` rule), one per metric,
-    keyed by the metric."""
+    keyed by the metric; the one that says why comes before DuckDB's "transaction is aborted"
+    of the metrics after it."""
     if not info:
         return None
     if "raised_exception" in info:
         return str(info.get("exception_message")) if info["raised_exception"] else None
-    return next((m for v in info.values() if isinstance(v, dict) and (m := _raised(v))), None)
+    said = [m for v in info.values() if isinstance(v, dict) and (m := _raised(v))]
+    return next((m for m in said if ABORTED not in m), said[0] if said else None)
 
 
-def _summarise(rule: Rule, res) -> dict:
+def _summarise(rule: Rule, res, why: str | None = None) -> dict:
     result = dict(res.result or {})
-    raised = _raised(res.exception_info)
+    raised = why or _raised(res.exception_info)
     if raised is not None:  # the rule could not run: it fails, saying why
         return {"suite": rule.table, "expectation": rule.name, "table_name": rule.table,
                 "severity": "error", "success": False, "unexpected_count": None,
@@ -124,12 +129,31 @@ def _summarise(rule: Rule, res) -> dict:
             "sample": json.dumps(sample, default=str) if sample else None}
 
 
-def _validate(gx, engine, batch, name: str, rules: list[Rule]) -> dict:
-    """Each rule's result on ``batch``, run as one suite. A rule that raises (SQL DuckDB
-    refuses) aborts the transaction of the one connection great-expectations keeps for DuckDB,
-    and every query after it would fail with it: the connection is rolled back, and each rule
-    that raised runs again on its own, so that only a rule that cannot run reports an error."""
-    suite = gx.ExpectationSuite(name=name)
+def _why(engine, rule: Rule, table: str) -> str | None:
+    """Why a rows rule's query fails, asked of DuckDB directly: great-expectations keeps only
+    the "transaction is aborted" of the queries after the one that failed as it ran (a value
+    that does not convert, say). None when it does not fail here."""
+    with engine.get_connection() as connection:
+        connection.rollback()
+        try:
+            # the rule's own SQL (written in code, never from a request) on its table
+            query = rule.sql.replace("{batch}", table) if rule.sql else ""
+            connection.exec_driver_sql(f"SELECT count(*) FROM ({query})")  # noqa: S608
+        except Exception as e:  # noqa: BLE001 - any error is the reason, said as DuckDB says it
+            return str(getattr(e, "orig", None) or e)
+        finally:
+            connection.rollback()
+    return None
+
+
+def _validate(gx, engine, batch, run_id: str, table: str,
+              rules: list[Rule]) -> tuple[dict, dict]:
+    """Each rule's result on ``batch``, run as one suite, and why each rule that could not run
+    failed where great-expectations does not say (``_why``). A rule that raises aborts the
+    transaction of the one connection great-expectations keeps for DuckDB, and every query
+    after it would fail with it: the connection is rolled back, and each rule that raised runs
+    again on its own, so that only a rule that cannot run reports an error."""
+    suite = gx.ExpectationSuite(name=f"{run_id}:{table}")
     for rule in rules:
         suite.add_expectation(_expectation(gx, rule))
     outcome = batch.validate(suite, result_format={"result_format": "COMPLETE"})
@@ -140,10 +164,15 @@ def _validate(gx, engine, batch, name: str, rules: list[Rule]) -> dict:
             connection.rollback()
         by_rule[rule.name] = batch.validate(_expectation(gx, rule),
                                             result_format={"result_format": "COMPLETE"})
+    why = {}
+    for rule in rules:
+        said = _raised(by_rule[rule.name].exception_info)
+        if said is not None and ABORTED in said and rule.kind == "rows":
+            why[rule.name] = _why(engine, rule, table) or said
     if any(_raised(by_rule[r.name].exception_info) is not None for r in rules):
         with engine.get_connection() as connection:  # clean for the next table's rules
             connection.rollback()
-    return by_rule
+    return by_rule, why
 
 
 def run(path: Path, *, layout: Layout, rules: list[Rule], run_id: str = "validate") -> list[dict]:
@@ -179,10 +208,10 @@ def run(path: Path, *, layout: Layout, rules: list[Rule], run_id: str = "validat
             continue
         asset = source.add_table_asset(name=table, table_name=table)
         batch = asset.add_batch_definition_whole_table("all").get_batch()
-        by_rule = _validate(gx, source.get_execution_engine(), batch, f"{run_id}:{table}",
-                            table_rules)
-        results += [{**_summarise(rule, by_rule[rule.name]), "rows_checked": counts[table]}
-                    for rule in table_rules]
+        by_rule, why = _validate(gx, source.get_execution_engine(), batch, run_id, table,
+                                 table_rules)
+        results += [{**_summarise(rule, by_rule[rule.name], why.get(rule.name)),
+                     "rows_checked": counts[table]} for rule in table_rules]
 
     for rule in (r for r in rules if r.kind == "raw_files" and frame is not None):
         assert frame is not None

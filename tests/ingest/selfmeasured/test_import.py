@@ -76,6 +76,31 @@ def test_importing_the_same_bytes_again_changes_nothing(settings):
     assert "already imported as 3eef7d22e0dfb302 with 8 x nvidia-h100-sxm" in other.message
 
 
+def test_the_same_bytes_imported_again_by_a_newer_parser_are_parsed_again(settings,
+                                                                           monkeypatch):
+    """An import stored by the parser before LLMPerf's token check (selfmeasured/2, its
+    figures as that parser stored them: osl 159) is parsed again when imported again, and
+    then unchanged."""
+    from ingest.selfmeasured import llmperf, load
+
+    monkeypatch.setattr(load, "PARSER_VERSION", "selfmeasured/2")
+    monkeypatch.setattr(llmperf, "_model_tokens_only", lambda run, reader: run)
+    first = refresh(settings, specs=[import_spec([LLMPERF], H100)])
+    assert first.status == "published"
+    assert current(settings).execute("SELECT osl FROM self_observation").fetchall() == [(159,)]
+    monkeypatch.undo()
+    again = refresh(settings, specs=[import_spec([LLMPERF], H100)])
+    assert again.status == "published", again.as_dict()
+    assert again.sources[0].details["files"][0]["status"] == "imported"
+    con = current(settings)
+    assert con.execute("SELECT osl, output_tput FROM self_observation").fetchall() == [
+        (None, None)]
+    assert con.execute("SELECT s.parser_version FROM self_import i JOIN source_snapshot s "
+                       "ON s.id = i.source_snapshot_id").fetchall() == [(load.PARSER_VERSION,)]
+    third = refresh(settings, specs=[import_spec([LLMPERF], H100)])
+    assert third.sources[0].details["files"][0]["status"] == "unchanged"
+
+
 def test_removal_deletes_the_runs_and_is_recorded(settings):
     refresh(settings, specs=[import_spec([SGLANG, LLMPERF], H100)])
     removed = refresh(settings, specs=[remove_spec("fe6271824a47e806")])
