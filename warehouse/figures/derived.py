@@ -221,12 +221,11 @@ def count_contradicted(t: str = "") -> str:
 COUNTED = f"r.total_accelerators > 0 AND NOT coalesce({count_contradicted('r.')}, false)"
 
 
-def gpus_of(r: str = "r") -> str:
-    """SQL: the GPUs of an mlperf_result row ``r``: its accelerators times each one's GPUs
-    (accelerator_alias kind id ``count``: a dual-GPU board, which MLPerf counts as one
-    accelerator, has 2; none said: 1). "Per GPU" divides by every GPU."""
-    return (f"({r}.total_accelerators * coalesce((SELECT g.count FROM accelerator_alias g "
-            f"WHERE g.kind = 'id' AND g.alias = {r}.accelerator_id), 1))")
+# The GPUs of an mlperf_result row ``r``: its accelerators times each one's GPUs, read from
+# the accelerator's own alias row ``u`` (UNIT_JOIN; kind id, ``count``: a dual-GPU board,
+# which MLPerf counts as one accelerator, has 2; none said: 1). "Per GPU" divides by every GPU.
+UNIT_JOIN = "LEFT JOIN accelerator_alias u ON u.kind = 'id' AND u.alias = r.accelerator_id"
+GPUS = "(r.total_accelerators * coalesce(u.count, 1))"
 
 
 view("result_per_accelerator",
@@ -257,7 +256,7 @@ WITH fig AS (""" + SPEC_FIGURES + """)
 SELECT r.id, """ + keys("r") + """,
        r.accelerator_model_name, r.accelerator_mix, r.availability,
        r.result / r.total_accelerators AS per_accelerator,
-       """ + gpus_of("r") + """ AS gpus, r.result / """ + gpus_of("r") + """ AS per_gpu,
+       """ + GPUS + """ AS gpus, r.result / """ + GPUS + """ AS per_gpu,
        f.bandwidth / 1e12 AS memory_bandwidth_tbs, f.nameplate_w AS nameplate_power_w,
        r.result / r.total_accelerators / (f.bandwidth / 1e12) AS per_accelerator_per_tbs,
        r.result / r.total_accelerators / (f.nameplate_w / 1000.0)
@@ -270,6 +269,7 @@ SELECT r.id, """ + keys("r") + """,
        """ + cited("r") + """
 FROM mlperf_result r
 LEFT JOIN fig f ON f.hardware_id = r.accelerator_id
+""" + UNIT_JOIN + """
 WHERE NOT r.is_power AND r.units IN """ + sql_list(THROUGHPUT_UNITS) + """
   AND """ + COUNTED + """
 """)

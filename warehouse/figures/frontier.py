@@ -30,11 +30,12 @@ from warehouse.figures.derived import (
     CONFIG,
     COUNTED,
     FRONTIER_RENAMES,
+    GPUS,
     OBSERVED_COST_COLUMNS,
     SYSTEM_KEYS,
+    UNIT_JOIN,
     citation_of,
     cited,
-    gpus_of,
     keys,
 )
 from warehouse.figures.selfmeasured import SOURCE_SELF, tool_name_sql
@@ -338,10 +339,11 @@ lp AS (  -- Azure in one region (no provider asked), else one provider or the ch
 ml AS (
     SELECT r.*, CASE WHEN r.scenario = 'Offline' THEN 0.0
                      ELSE lb.min_tokens_per_s_per_user END AS x,
-           r.result / {gpus_of("r")} AS y, {gpus_of("r")} AS gpus, lb.tpot_ms, lb.rule_id,
+           r.result / {GPUS} AS y, {GPUS} AS gpus, lb.tpot_ms, lb.rule_id,
            e.joules_per_unit AS wall_joules_per_token
     FROM mlperf_result r
     CROSS JOIN ask
+    {UNIT_JOIN}
     LEFT JOIN latency_bound lb ON lb.id = r.id
     LEFT JOIN energy_efficiency e ON e.id = r.id
     WHERE NOT r.is_power AND r.units = {_lit(TOKENS_PER_S)} AND {COUNTED}

@@ -159,18 +159,16 @@ def _validate(gx, engine, batch, run_id: str, table: str,
     outcome = batch.validate(suite, result_format={"result_format": "COMPLETE"})
     by_rule = {(r.expectation_config.meta or {}).get("rule") if r.expectation_config else None: r
                for r in outcome.results}
+    why = {}
     for rule in [r for r in rules if _raised(by_rule[r.name].exception_info) is not None]:
         with engine.get_connection() as connection:
             connection.rollback()
         by_rule[rule.name] = batch.validate(_expectation(gx, rule),
                                             result_format={"result_format": "COMPLETE"})
-    why = {}
-    for rule in rules:
         said = _raised(by_rule[rule.name].exception_info)
         if said is not None and ABORTED in said and rule.kind == "rows":
             why[rule.name] = _why(engine, rule, table) or said
-    if any(_raised(by_rule[r.name].exception_info) is not None for r in rules):
-        with engine.get_connection() as connection:  # clean for the next table's rules
+        with engine.get_connection() as connection:  # clean for the next rule and table
             connection.rollback()
     return by_rule, why
 

@@ -328,7 +328,7 @@ def test_a_dual_gpu_board_is_two_gpus_per_accelerator(rounds_client, v51):
     """v5.1's 1-node-4x-BMG-Pro-B60-Dual: MLPerf counts 4 accelerators (a#), each a board with
     two Arc Pro B60 GPUs (data/accelerators.yaml gpus_per_unit 2, sourced): per_accelerator
     stays the publisher's count, per_gpu and gpus count every GPU. (The frontier's MLPerf
-    points divide by the same GPUs, derived.gpus_of; no carried non-MLPerf source has a
+    points divide by the same GPUs, derived.GPUS; no carried non-MLPerf source has a
     llama2-70b series to overlay them on.)"""
     raw = [r for r in v51 if "B60 Dual" in r["Accelerator"]
            and r["Performance_Units"] == "Tokens/s" and r["Category"] == "closed"]
