@@ -17,7 +17,6 @@ import duckdb
 from warehouse.exceptions import QueryError, SnapshotError
 from warehouse.model.schema import empty_warehouse
 from warehouse.model.vocabulary import PUBLISHED
-from warehouse.queries import quote_name
 from warehouse.storage.db import GUARD_SQL, NO_SPILL, loaded_sources
 from warehouse.storage.store import Layout, SnapshotRef, foreign
 
@@ -44,8 +43,7 @@ SEARCH_PATH = "memory.main,served.main,snap.main"
 
 # Serving tables live in an in-memory database of their own that DuckDB compresses (ATTACH
 # ... (COMPRESS), checkpointed once a table is written): the columns pages filter on are
-# dictionary-encoded, so a filter compares codes, not strings. The JSON column, which pages
-# return whole, is left uncompressed (decoding it cost more than it saved). Tables of fewer
+# dictionary-encoded, so a filter compares codes, not strings. Tables of fewer
 # than COMPRESS_FROM_ROWS rows stay in ``memory``: compressed, they answered no quicker, and
 # writing one costs a checkpoint at every warm-up.
 SERVED_DB = "served"
@@ -62,8 +60,8 @@ class Opened:
     read-only as ``snap``. Relations computed once per snapshot live in the in-memory
     database, which every cursor sees and searches first (``search_path``): the hot views
     under their own names (so the same SQL reads the materialised rows), kept subquery rows
-    (``kept``) and serving tables (``serving``): a relation's rows with their JSON, encoded
-    once, as a column DuckDB returns.
+    (``kept``) and serving tables (``serving``): a relation's rows with their positions, whose
+    JSON is encoded once and kept here by position.
     """
 
     ref: SnapshotRef | None
@@ -74,7 +72,7 @@ class Opened:
     _hot: bool = False
     _kept: dict = field(default_factory=dict)  # (sql, params) -> (name, rows), oldest first
     _asked: set = field(default_factory=set)  # (sql, params) asked once and not kept yet
-    _serving: dict = field(default_factory=dict)  # (relation, columns) -> (table, rows)
+    _serving: dict = field(default_factory=dict)  # (relation, columns) -> (table, JSON)
     _shapes: dict = field(default_factory=dict)  # relation -> {model: its serving source}
     _names: itertools.count = field(default_factory=itertools.count)
     served_db: str = "memory"  # where serving tables are written (``SERVED_DB`` on a snapshot)
@@ -185,16 +183,17 @@ class Opened:
         for key in [k for k in self._serving if k[0] == relation]:
             served = self._serving.pop(key)
             if served is not None:  # its database follows from its rows (``_db_for``)
-                self._ddl(f"DROP TABLE IF EXISTS {self._db_for(served[1])}.main.{served[0]}")
+                self._ddl(f"DROP TABLE IF EXISTS {self._db_for(len(served[1]))}.main.{served[0]}")
 
     def serving(self, relation: str, columns: list[str], base_sql: str, base_params: list,
-                order: str, encode) -> tuple[str, int] | None:
-        """The serving table of ``relation`` with these output ``columns`` (its name and
-        rows): the rows ``base_sql`` gives, sorted by ``order``, each row's JSON
-        (``encode(row)``) in a column ``json`` and its place in that order in ``pos``,
-        computed once per snapshot. A JSON page is then one narrow query. None for a relation
-        of more than ``SERVING_MAX_ROWS`` rows (its pages run the whole query: encoding it all
-        would cost more than it saves)."""
+                order: str, encode) -> tuple[str, list[str]] | None:
+        """The serving table of ``relation`` with these output ``columns`` (its name) and its
+        rows' JSON by position (``encode(row)``, a list): the rows ``base_sql`` gives, sorted
+        by ``order``, with each row's place in that order in ``pos``, computed once per
+        snapshot. A JSON page is then one query for the positions of its rows, which reads
+        the columns it filters and sorts on and no JSON. None for a relation of more than
+        ``SERVING_MAX_ROWS`` rows (its pages run the whole query: encoding it all would cost
+        more than it saves)."""
         key = (relation, tuple(columns), base_sql, repr(base_params))
         if key in self._serving:
             return self._serving[key]
@@ -216,17 +215,11 @@ class Opened:
                     names = [d[0] for d in found.description]
                     encoded = [encode(dict(zip(names, r, strict=True))).decode()
                                for r in found.fetchall()]
-                    table = table.append_column("json", pa.array(encoded, pa.string()))
                     cur.register("_serving_rows", table.append_column(
                         "pos", pa.array(range(table.num_rows), pa.int32())))
                     name = f"serve_{next(self._names)}"
                     db = self._db_for(table.num_rows)
-                    kinds = cur.execute("DESCRIBE SELECT * FROM _serving_rows").fetchall()
-                    cols = ", ".join(f"{quote_name(c)} {kind}" + (
-                        " USING COMPRESSION uncompressed" if c == "json" else "")
-                        for c, kind, *_ in kinds)
-                    cur.execute(f"CREATE TABLE {db}.main.{name} ({cols})")
-                    cur.execute(f"INSERT INTO {db}.main.{name} "  # noqa: S608 - our name
+                    cur.execute(f"CREATE TABLE {db}.main.{name} AS "  # noqa: S608 - our name
                                 "SELECT * FROM _serving_rows")
                     cur.unregister("_serving_rows")
                     if db == SERVED_DB:
@@ -238,7 +231,7 @@ class Opened:
                             log.debug("serving table %s left uncompressed for now", name)
                 finally:
                     cur.close()
-                self._serving[key] = (name, table.num_rows)
+                self._serving[key] = (name, encoded)
         return self._serving[key]
 
     def drop_local_cursor(self) -> None:

@@ -102,8 +102,8 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
             found = (_served(opened, con, q, have)  # JSON encoded once
                      if fmt is Format.json and not q.columns and q.subquery is None else None)
             if found is not None:
-                (table_name, size), cols = found
-                total, encoded = run_list_json(con, q, table_name, size)
+                (table_name, by_position), cols = found
+                total, encoded = run_list_json(con, q, table_name, by_position)
             else:
                 total, rows, cols = run_list(con, q, have)
         hint = None
@@ -123,9 +123,10 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
 
 
 def _served(opened: Opened, con, q: ListQuery,
-            have: frozenset[str] | None) -> tuple[tuple[str, int], list[str]] | None:
-    """The serving table of ``q``'s relation (its name and rows) and its columns, built once
-    per snapshot; None for a relation too large for one (``Opened.serving``)."""
+            have: frozenset[str] | None) -> tuple[tuple[str, list[str]], list[str]] | None:
+    """The serving table of ``q``'s relation (its name and its rows' JSON by position) and
+    its columns, built once per snapshot; None for a relation too large for one
+    (``Opened.serving``)."""
     base, base_params, cols, order = opened.shape(
         q.relation, q.public, lambda: serving_source(con, q, have))
     served = opened.serving(q.relation, cols, base, base_params, order,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -142,7 +142,6 @@ class ListSQL:
     columns: list[str]
     base: str = ""  # the relation's rows with the output columns, unfiltered
     order: str = ""  # the tie-break order (the serving table's own)
-    narrow: str = ""  # a served page by position first, with the total (``run_list_json``)
     counted: str = ""  # a served page with the count of the filtered rows on each row
 
 
@@ -219,9 +218,9 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     order = [f"{quote_name(c)} {'DESC' if desc else 'ASC'} NULLS LAST" for c, desc in shape.order[:-1]]
     order.append(f"{quote_name(shape.order[-1][0])} ASC")
     inner = f"{base}{where_sql}"
-    narrow = counted = ""
+    counted = ""
     if q.served:  # one flat query on the serving table: no subquery to plan
-        inner = f"SELECT t.\"json\" FROM {source} t{where_sql}"  # noqa: S608
+        inner = f"SELECT t.pos FROM {source} t{where_sql}"  # noqa: S608
     if q.served and all(c == shape.order[-1][0] and not desc for c, desc in shape.order):
         # The serving table's own order (its tie-break, as it was written): DuckDB keeps a
         # table's row order through WHERE, LIMIT and OFFSET (its documented order preservation),
@@ -229,26 +228,13 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
         page = f"{inner} LIMIT ? OFFSET ?"
     elif q.served:
         tail = f"{where_sql} ORDER BY {', '.join(order)} LIMIT ? OFFSET ?"
-        page = f"SELECT t.\"json\" FROM {source} t{tail}"  # noqa: S608
-        counted = f"SELECT t.\"json\", count(*) OVER () FROM {source} t{tail}"  # noqa: S608
-        # The same page by position: the filter and the order on the sort columns and the
-        # row's place (``pos``, the tie-break order), the JSON of the page's rows alone, and
-        # the count of the filtered rows, in one query.
-        first: dict[str, bool] = {}  # a column sorted on twice: its first direction
-        for c, desc in shape.order[:-1]:
-            first.setdefault(quote_name(c), desc)
-        by = [f"p.{c} {'DESC' if desc else 'ASC'} NULLS LAST" for c, desc in first.items()]
-        by.append("p.pos ASC")
-        narrow = (f"WITH f AS MATERIALIZED (SELECT {', '.join(['t.pos', *(f't.{c}' for c in first)])} "  # noqa: S608
-                  f"FROM {source} t{where_sql}), "
-                  f"p AS (SELECT * FROM f AS p ORDER BY {', '.join(by)} LIMIT ? OFFSET ?) "
-                  f"SELECT s.\"json\", (SELECT count(*) FROM f) FROM p JOIN {source} s "
-                  f"ON s.pos = p.pos ORDER BY {', '.join(by)}")
+        page = f"SELECT t.pos FROM {source} t{tail}"  # noqa: S608
+        counted = f"SELECT t.pos, count(*) OVER () FROM {source} t{tail}"  # noqa: S608
     else:
         page = (f"SELECT {', '.join(quote_name(c) for c in shape.select)} FROM ({inner}) "  # noqa: S608
                 f"ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
     return ListSQL(inner=inner, page=page, params=params, columns=shape.select,
-                   base=base, order=", ".join(order[-1:]), narrow=narrow, counted=counted)
+                   base=base, order=", ".join(order[-1:]), counted=counted)
 
 
 def _where(q: ListQuery, params: list[object]) -> str:
@@ -308,32 +294,27 @@ def serving_source(con: duckdb.DuckDBPyConnection, q: ListQuery,
 
 
 # A page in the serving table's own order (no sort asked) is read in that order, unsorted;
-# only a full page pays a count. Every other served page is sorted: one of a table of more
-# than NARROW_FROM_ROWS rows that reaches past row NARROW_PAST of its order is read by
-# position first (``ListSQL.narrow``): the sort keeps positions, not every candidate's JSON,
-# and the total comes with it; a first page, or any page of a smaller table, is quicker plainly.
-NARROW_FROM_ROWS = 20_000
-NARROW_PAST = 100
-# Any other page of a serving table of more than COUNTED_FROM_ROWS rows carries the count of
-# the filtered rows on each of its rows (``ListSQL.counted``), so a full page needs no second
-# query for its total; below it a filtered page is seldom full, and the plain page is quicker.
+# only a full page pays a count. Any other page of a serving table of more than
+# COUNTED_FROM_ROWS rows carries the count of the filtered rows on each of its rows
+# (``ListSQL.counted``), so a full page needs no second query for its total; below it a
+# filtered page is seldom full, and the plain page is quicker.
 COUNTED_FROM_ROWS = 2_000
 
 
 def run_list_json(con: duckdb.DuckDBPyConnection, q: ListQuery, table: str,
-                  rows: int) -> tuple[int, list[str]]:
-    """A page of ``q`` read from its serving ``table`` of ``rows`` rows: (total rows matching,
-    each row's JSON in order)."""
+                  encoded: Sequence[str]) -> tuple[int, list[str]]:
+    """A page of ``q`` read from its serving ``table``: (total rows matching, each row's JSON
+    in order). The table returns the page's positions (``pos``); ``encoded`` is each row's
+    JSON by position, encoded once per snapshot (``Opened.serving``), so the query reads the
+    columns it filters and sorts on and nothing else."""
     served = dataclasses.replace(q, relation=table, subquery=None, served=True, columns=None)
     s = list_sql(con, served)
-    with_total = (s.narrow if rows > NARROW_FROM_ROWS and q.offset + q.limit > NARROW_PAST
-                  else s.counted if rows > COUNTED_FROM_ROWS else "")
-    if with_total:  # each row carries the total
-        found = con.execute(with_total, [*s.params, q.limit, q.offset]).fetchall()
+    if s.counted and len(encoded) > COUNTED_FROM_ROWS:  # each row carries the total
+        found = con.execute(s.counted, [*s.params, q.limit, q.offset]).fetchall()
         if found:
-            return found[0][1], [r[0] for r in found]
+            return found[0][1], [encoded[r[0]] for r in found]
         return _total(con, q, s, 0), []
-    page = [r[0] for r in con.execute(s.page, [*s.params, q.limit, q.offset]).fetchall()]
+    page = [encoded[r[0]] for r in con.execute(s.page, [*s.params, q.limit, q.offset]).fetchall()]
     return _total(con, q, s, len(page)), page
 
 
