@@ -30,8 +30,9 @@ from warehouse.storage.db import fetch_dicts, insert_rows
 
 SOURCE = "selfmeasured"
 # 3: LLMPerf counts that are not the model's tokens stay empty; AIPerf's clean runs and
-# cancellations. The same bytes imported again by a newer parser are parsed again.
-PARSER_VERSION = "selfmeasured/3"
+# cancellations. 4: a count SGLang's server_info contradicts is refused. The same bytes
+# imported again by a newer parser are parsed again.
+PARSER_VERSION = "selfmeasured/4"
 UNSTATED = "unstated"
 
 
@@ -172,12 +173,26 @@ def _import_one(ctx: LoadContext, path: Path, stated: Statement,
         return {**entry, "status": ImportOutcome.unchanged, "runs": before[0]["runs"],
                 "tool": before[0]["tool"]}
     parsed = detect.read(name, body)
+    _check_gpus(parsed, stated, name)
     ctx.changing()
     if before:  # stored by an older parser, or with the accelerator as typed: again
         ctx.con.execute("DELETE FROM self_observation WHERE import_id = ?", [entry["import_id"]])
     runs = _store(ctx, raw, parsed, stated, mapping)
     return {**entry, "status": ImportOutcome.imported, "runs": runs, "tool": parsed.tool,
             "tool_version": parsed.tool_version, "schema_version": parsed.schema_version}
+
+
+def _check_gpus(parsed: Parsed, stated: Statement, name: str) -> None:
+    """Refuse a file whose server states the GPUs it used (SGLang's ``server_info``) when
+    ``--count`` is not that or a whole number of such servers (replicas behind a router):
+    every per-GPU figure and cost would be divided by the wrong count."""
+    for index, gpus, how in parsed.gpus:
+        if stated.count % gpus:
+            raise ResultFileError(
+                f"the server's arguments in the file (server_info) say it used {gpus} GPUs "
+                f"({how}), and --count {stated.count} is not {gpus} nor a whole number of "
+                f"such servers behind a router: state --count {gpus} for one server",
+                file=name, run=index, field="server_info")
 
 
 def load_files(ctx: LoadContext, *, paths: list[Path], stated: Statement) -> None:

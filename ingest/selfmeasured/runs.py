@@ -26,6 +26,8 @@ class Parsed:
     schema_version: str
     tool_version: str | None = None
     runs: list[Run] = field(default_factory=list)
+    # (run, GPUs, how) where the file states the GPUs its server used (SGLang's server_info)
+    gpus: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 def percentile(values: list[float], q: float) -> float:

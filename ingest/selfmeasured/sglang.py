@@ -43,6 +43,27 @@ def _version(doc: dict) -> str | None:
     return str(info["version"]) if isinstance(info, dict) and info.get("version") else None
 
 
+def server_gpus(info: object) -> tuple[int, str] | None:
+    """The GPUs one SGLang server used, from its arguments in ``server_info`` (the count and
+    how it follows), or None when they are not stated there (an older file, another shape).
+
+    sglang 0.5.4.post3 ``srt/managers/data_parallel_controller.py``: each data-parallel
+    replica takes its own block, ``base_gpu_id += server_args.tp_size * server_args.pp_size *
+    server_args.gpu_id_step``; with ``enable_dp_attention`` one tensor-parallel group is
+    launched instead ("Data parallelism reuses the tensor parallelism group"). ``ep_size``
+    adds none (experts are spread over the tensor-parallel ranks) and ``tp_size`` already
+    counts every node's; 0.5.23 reports DP attention as ``dp_size`` 1, the same count."""
+    if not isinstance(info, dict) or "tp_size" not in info:
+        return None
+    sizes = {k: info.get(k, 1) for k in ("tp_size", "pp_size", "dp_size")}
+    if not all(type(v) is int and v >= 1 for v in sizes.values()):
+        return None
+    if info.get("enable_dp_attention") is True:
+        sizes["dp_size"] = 1  # the replicas share the tensor-parallel GPUs
+    gpus = sizes["tp_size"] * sizes["pp_size"] * sizes["dp_size"]
+    return gpus, " x ".join(f"{k} {v}" for k, v in sizes.items())
+
+
 def parse_run(reader: RunReader) -> Run:
     """One run's columns."""
     reader.used.add("server_info")
@@ -69,4 +90,6 @@ def parse(file: str, docs: list[dict]) -> Parsed:
     """Every run of the file (one per line)."""
     parsed = Parsed(TOOL, schema_of(docs[0]), _version(docs[0]))
     parsed.runs = [parse_run(RunReader(file, i, d)) for i, d in enumerate(docs)]
+    parsed.gpus = [(i, *g) for i, d in enumerate(docs)
+                   if (g := server_gpus(d.get("server_info"))) is not None]
     return parsed

@@ -139,6 +139,51 @@ def test_a_bad_file_stores_nothing_and_the_rest_imports(settings, tmp_path):
         hashlib.sha256(bad.read_bytes()).hexdigest()).exists()
 
 
+def _with_server_info(path: Path, folder: Path, **args) -> Path:
+    """The real SGLang file with each line's ``server_info`` as sglang 0.5.4.post3 writes it
+    (``dataclasses.asdict(server_args)`` and the version: the parallelism keys below, named
+    and defaulted as in its ``srt/server_args.py``; an API key among them)."""
+    info = {"model_path": "meta-llama/Llama-3.3-70B-Instruct", "tp_size": 1, "pp_size": 1,
+            "dp_size": 1, "ep_size": 1, "enable_dp_attention": False, "nnodes": 1,
+            "base_gpu_id": 0, "gpu_id_step": 1, "api_key": "sk-not-to-be-kept",
+            "version": "0.5.4.post3", **args}
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    out = folder / f"sglang_tp{info['tp_size']}_dp{info['dp_size']}.jsonl"
+    out.write_text("\n".join(json.dumps({**doc, "server_info": info}) for doc in lines))
+    return out
+
+
+def test_a_count_sglang_server_info_contradicts_is_refused(settings, tmp_path):
+    """SGLang's later files carry the server's arguments. A server of tp_size 8 used 8 GPUs
+    (4 data-parallel replicas of tp_size 2 likewise): --count 4 would serve every per-GPU
+    figure twice too high, so it is refused naming the count to state, and nothing is
+    stored; 16 reads as two such servers behind a router and is stored as stated. The
+    server's API key is kept nowhere but the file's own bytes."""
+    tp8 = _with_server_info(SGLANG, tmp_path, tp_size=8)
+    dp4 = _with_server_info(SGLANG, tmp_path, tp_size=2, dp_size=4)
+    before = Layout(settings.data_path).read_current().id
+    report = refresh(settings, specs=[import_spec([tp8, dp4], Statement(
+        "nvidia-h200", 4, "llama3.3-70b"))])
+    assert report.status == "failed" and report.exit_code == 1, report.as_dict()
+    files = report.sources[0].details["files"]
+    assert [f["error"] for f in files] == [
+        f"{name}, run 0, field server_info: the server's arguments in the file (server_info) "
+        f"say it used 8 GPUs ({how}), and --count 4 is not 8 nor a whole number of such "
+        "servers behind a router: state --count 8 for one server"
+        for name, how in ((tp8.name, "tp_size 8 x pp_size 1 x dp_size 1"),
+                          (dp4.name, "tp_size 2 x pp_size 1 x dp_size 4"))]
+    assert Layout(settings.data_path).read_current().id == before
+    two = refresh(settings, specs=[import_spec([tp8], Statement("nvidia-h200", 16, "m"))])
+    assert two.status == "published", two.as_dict()
+    con = current(settings)
+    assert con.execute("SELECT DISTINCT gpus, count(*) FROM self_observation GROUP BY ALL"
+                       ).fetchall() == [(16, 7)]
+    stored = str(con.execute("SELECT * FROM self_observation").fetchall()) + \
+        str(con.execute("SELECT * FROM self_import").fetchall())
+    assert "sk-not-to-be-kept" not in stored + report.message + two.message
+    assert "sk-not-to-be-kept" not in json.dumps(report.as_dict(), default=str)
+
+
 def test_the_accelerator_is_stored_as_the_warehouse_spells_it(settings):
     """`--accelerator NVIDIA-H100-SXM` is nvidia-h100-sxm (the id every join and filter uses:
     stored as typed, the run found no price and no accelerator filter), and the same bytes

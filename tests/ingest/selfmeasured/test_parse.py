@@ -312,3 +312,24 @@ def test_an_unknown_tool_and_a_bad_jsonl_line_are_named(tmp_path):
                                                                  '"completed": -1')]))
     with pytest.raises(ResultFileError, match=r"neg.jsonl, run 2, field completed: negative"):
         parse(negative)
+
+
+@pytest.mark.parametrize("info,gpus", [
+    ({"tp_size": 8}, 8),  # pp_size and dp_size at their default, 1
+    ({"tp_size": 8, "pp_size": 2, "dp_size": 1}, 16),
+    ({"tp_size": 4, "pp_size": 1, "dp_size": 2, "enable_dp_attention": False}, 8),
+    # DP attention splits the tensor-parallel group: 8 GPUs, not 64
+    ({"tp_size": 8, "pp_size": 1, "dp_size": 8, "enable_dp_attention": True}, 8),
+    # 0.5.23 reports it resolved: dp_size 1, attn_dp_size 8
+    ({"tp_size": 8, "pp_size": 1, "dp_size": 1, "attn_dp_size": 8}, 8),
+    ({"tp_size": 2, "ep_size": 2, "nnodes": 2}, 2),  # experts and nodes share the TP GPUs
+    ({"model_path": "m"}, None), (None, None), ({"tp_size": "8"}, None),
+    ({"prefill": [{"tp_size": 8}], "decode": [{"tp_size": 8}]}, None),  # a router's, unread
+])
+def test_sglang_server_info_states_the_gpus_one_server_used(info, gpus):
+    """tp_size x pp_size GPUs per data-parallel replica, dp_size replicas unless DP
+    attention shares the tensor-parallel GPUs (sglang's data_parallel_controller)."""
+    from ingest.selfmeasured.sglang import server_gpus
+
+    found = server_gpus(info)
+    assert (found[0] if found else None) == gpus
