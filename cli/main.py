@@ -213,7 +213,7 @@ def serve(
     os.environ["PERFLEDGER_API_PORT"] = str(port := port or s.api_port)
     options = uvicorn_options(s)
     options["workers"] = workers or s.api_workers
-    uvicorn.run("api.app:create_app", factory=True, host=host, port=port, **options)
+    uvicorn.run("api.app:create_served_app", factory=True, host=host, port=port, **options)
 
 
 @app.command()
@@ -241,7 +241,7 @@ def run(
     except PerfledgerError as e:  # locked or broken: the last good snapshot still serves
         typer.echo(f"refresh: {type(e).__name__}: {e}", err=True)
     host, port = host or s.api_host, port or s.api_port
-    server = uvicorn.Server(uvicorn.Config("api.app:create_app", factory=True, host=host,
+    server = uvicorn.Server(uvicorn.Config("api.app:create_served_app", factory=True, host=host,
                                            port=port, **uvicorn_options(s)))
 
     async def serve_then_say() -> None:
