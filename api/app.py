@@ -118,7 +118,8 @@ def create_served_app() -> PerfledgerAPI:
     for its lifetime) moved out of the garbage collector's sight (``gc.freeze``). A full
     collection under load then walks what requests and snapshots made since, not the program
     itself: 107 ms at 1x in process before, 10-25 ms after a warm-up. Snapshots open later,
-    so their objects are collected as ever (a frozen object in a cycle is never freed)."""
+    so their objects are collected as ever (a frozen object in a cycle is never freed): not
+    for ``serve --refresh-every``, whose refresh runs in this process meanwhile."""
     app = create_app()
     gc.collect()
     gc.freeze()

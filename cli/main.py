@@ -213,7 +213,10 @@ def serve(
     os.environ["PERFLEDGER_API_PORT"] = str(port := port or s.api_port)
     options = uvicorn_options(s)
     options["workers"] = workers or s.api_workers
-    uvicorn.run("api.app:create_served_app", factory=True, host=host, port=port, **options)
+    # the program's objects are frozen once the app is built (``create_served_app``), unless a
+    # refresh runs in this process meanwhile: its objects would be frozen with them, never freed
+    factory = "api.app:create_app" if refresh_every else "api.app:create_served_app"
+    uvicorn.run(factory, factory=True, host=host, port=port, **options)
 
 
 @app.command()

@@ -123,7 +123,7 @@ def render_list(request: Request, q: ListQuery, params: PageParams,
 
 
 def _served(opened: Opened, con, q: ListQuery,
-            have: frozenset[str] | None) -> tuple[tuple[str, list[str]], list[str]] | None:
+            have: frozenset[str] | None) -> tuple[tuple[str, tuple[str, ...]], list[str]] | None:
     """The serving table of ``q``'s relation (its name and its rows' JSON by position) and
     its columns, built once per snapshot; None for a relation too large for one
     (``Opened.serving``)."""

@@ -38,7 +38,8 @@ UNSTATED = "unstated"
 
 @dataclass(frozen=True)
 class Statement:
-    """What the importer states about the runs: the files record none of it."""
+    """What the importer states about the runs: the files record none of it (SGLang's later
+    files state their server's GPUs, checked against ``count``: ``_check_gpus``)."""
 
     accelerator: str
     count: int
@@ -173,7 +174,7 @@ def _import_one(ctx: LoadContext, path: Path, stated: Statement,
         return {**entry, "status": ImportOutcome.unchanged, "runs": before[0]["runs"],
                 "tool": before[0]["tool"]}
     parsed = detect.read(name, body)
-    _check_gpus(parsed, stated, name)
+    _check_gpus(parsed, stated, name, before[0]["id"] if before else None)
     ctx.changing()
     if before:  # stored by an older parser, or with the accelerator as typed: again
         ctx.con.execute("DELETE FROM self_observation WHERE import_id = ?", [entry["import_id"]])
@@ -182,16 +183,20 @@ def _import_one(ctx: LoadContext, path: Path, stated: Statement,
             "tool_version": parsed.tool_version, "schema_version": parsed.schema_version}
 
 
-def _check_gpus(parsed: Parsed, stated: Statement, name: str) -> None:
+def _check_gpus(parsed: Parsed, stated: Statement, name: str, stored: str | None) -> None:
     """Refuse a file whose server states the GPUs it used (SGLang's ``server_info``) when
     ``--count`` is not that or a whole number of such servers (replicas behind a router):
-    every per-GPU figure and cost would be divided by the wrong count."""
+    every per-GPU figure and cost would be divided by the wrong count. ``stored``: the id of
+    an earlier import of the same bytes with this count (parsed before this check), named
+    with how to remove it."""
     for index, gpus, how in parsed.gpus:
         if stated.count % gpus:
             raise ResultFileError(
                 f"the server's arguments in the file (server_info) say it used {gpus} GPUs "
                 f"({how}), and --count {stated.count} is not {gpus} nor a whole number of "
-                f"such servers behind a router: state --count {gpus} for one server",
+                f"such servers behind a router: state --count {gpus} for one server" + (
+                    f" (its import {stored} with --count {stated.count} stays until removed: "
+                    f"perfledger import --remove {stored})" if stored else ""),
                 file=name, run=index, field="server_info")
 
 

@@ -52,9 +52,12 @@ def server_gpus(info: object) -> tuple[int, str] | None:
     server_args.gpu_id_step``; with ``enable_dp_attention`` one tensor-parallel group is
     launched instead ("Data parallelism reuses the tensor parallelism group"). ``ep_size``
     adds none (experts are spread over the tensor-parallel ranks) and ``tp_size`` already
-    counts every node's; 0.5.23 reports DP attention as ``dp_size`` 1, the same count."""
-    if not isinstance(info, dict) or "tp_size" not in info:
-        return None
+    counts every node's; 0.5.23 reports DP attention as ``dp_size`` 1, the same count. A
+    server of a prefill/decode pair (``disaggregation_mode``) is one side of the deployment:
+    a router answers ``/get_server_info`` with one worker's arguments, so no count is read."""
+    if not isinstance(info, dict) or "tp_size" not in info \
+            or info.get("disaggregation_mode") not in (None, "null"):
+        return None  # a prefill or decode server (a router answered for one side): not all
     sizes = {k: info.get(k, 1) for k in ("tp_size", "pp_size", "dp_size")}
     if not all(type(v) is int and v >= 1 for v in sizes.values()):
         return None

@@ -255,3 +255,29 @@ print(json.dumps({"before": before, "frozen": frozen, "left": len(gc.get_objects
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["frozen"] >= found["before"] > 2 * found["left"]
     assert found["snapshot_collected"] is True
+
+
+@pytest.mark.parametrize("args,factory", [([], "api.app:create_served_app"),
+                                          (["--refresh-every", "1h"], "api.app:create_app")])
+def test_serve_freezes_only_when_no_refresh_runs_in_its_process(tmp_path, monkeypatch, args,
+                                                                 factory):
+    """`serve --refresh-every` starts its first refresh before uvicorn builds the app in the
+    same process: a freeze then would keep that refresh's objects for good, so it is not
+    asked for there."""
+    import uvicorn
+    from typer.testing import CliRunner
+
+    import ingest.scheduler
+    from cli.main import app
+
+    asked: dict = {}
+    monkeypatch.setattr(uvicorn, "run", lambda target, **kw: asked.update(target=target, **kw))
+    monkeypatch.setattr(ingest.scheduler, "start_background_refresh", lambda *a, **k: None)
+    for name in ("SOURCES", "API_HOST", "API_PORT"):  # serve sets them: restored after
+        monkeypatch.setenv(f"PERFLEDGER_{name}", os.environ.get(f"PERFLEDGER_{name}", ""))
+        if not os.environ[f"PERFLEDGER_{name}"]:
+            monkeypatch.delenv(f"PERFLEDGER_{name}")
+    monkeypatch.setenv("PERFLEDGER_DATA_DIR", str(tmp_path / "var"))
+    done = CliRunner().invoke(app, ["serve", "--port", "1", *args])
+    assert done.exit_code == 0, done.output
+    assert asked["target"] == factory and asked["factory"] is True

@@ -96,7 +96,7 @@ class ListQuery:
     note: str | None = None  # said when nothing matches, e.g. a default filter that applied
     defaulted: bool = False  # the note says that default filters (closed + available) applied
     # Read from a serving table (``relation`` is then its name): the output columns are its
-    # own (no source join) and a page is its ``json`` column alone.
+    # own (no source join) and a page is its rows' positions (``pos``) alone.
     served: bool = False
     sources: tuple[str, ...] = ()  # the sources the relation's rows come from
     any_source: bool = False  # rows come from any one of ``sources`` (else from each)

@@ -324,6 +324,10 @@ def test_an_unknown_tool_and_a_bad_jsonl_line_are_named(tmp_path):
     ({"tp_size": 8, "pp_size": 1, "dp_size": 1, "attn_dp_size": 8}, 8),
     ({"tp_size": 2, "ep_size": 2, "nnodes": 2}, 2),  # experts and nodes share the TP GPUs
     ({"model_path": "m"}, None), (None, None), ({"tp_size": "8"}, None),
+    ({"tp_size": 8, "dp_size": True}, None),  # a bool is not a size
+    ({"tp_size": 8, "disaggregation_mode": "null"}, 8),  # not disaggregated: its default
+    # one side of a prefill/decode pair (a router answered for its first worker): unread
+    ({"tp_size": 8, "disaggregation_mode": "decode"}, None),
     ({"prefill": [{"tp_size": 8}], "decode": [{"tp_size": 8}]}, None),  # a router's, unread
 ])
 def test_sglang_server_info_states_the_gpus_one_server_used(info, gpus):
