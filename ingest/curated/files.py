@@ -225,7 +225,6 @@ class AcceleratorEntry(_Entry):
             if self.gpus_source is None or not self.gpus_source.url or not self.gpus_source.quote:
                 raise ValueError(f"gpus_per_unit {self.gpus_per_unit} needs gpus_source with "
                                  "a url and a quote")
-            _need_url(self.gpus_source, Evidence.vendor_spec)
         return self
 
 

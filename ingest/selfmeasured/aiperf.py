@@ -109,10 +109,11 @@ def _failures(reader: RunReader, errors: int | None) -> Run:
     summary = reader.raw("error_summary")
     if not isinstance(summary, list):  # not said: as the count says
         return {"failed_requests": errors}
-    cancelled = sum(int(e.get("count") or 0) for e in summary if isinstance(e, dict)
-                    and (e.get("error_details") or {}).get("type") == "RequestCancellationError")
+    counts = [(int(e.get("count") or 0), (e.get("error_details") or {}).get("type"))
+              for e in summary if isinstance(e, dict)]
+    cancelled = sum(n for n, kind in counts if kind == "RequestCancellationError")
     if errors is None:
-        errors = sum(int(e.get("count") or 0) for e in summary if isinstance(e, dict))
+        errors = sum(n for n, _ in counts)
     return {"failed_requests": errors - cancelled, "incomplete_requests": cancelled}
 
 

@@ -129,6 +129,12 @@ def _summarise(rule: Rule, res, why: str | None = None) -> dict:
             "sample": json.dumps(sample, default=str) if sample else None}
 
 
+def _rollback(engine) -> None:
+    """Roll back the one DuckDB connection great-expectations keeps (``engine``)."""
+    with engine.get_connection() as connection:
+        connection.rollback()
+
+
 def _why(engine, rule: Rule, table: str) -> str | None:
     """Why a rows rule's query fails, asked of DuckDB directly: great-expectations keeps only
     the "transaction is aborted" of the queries after the one that failed as it ran (a value
@@ -160,16 +166,16 @@ def _validate(gx, engine, batch, run_id: str, table: str,
     by_rule = {(r.expectation_config.meta or {}).get("rule") if r.expectation_config else None: r
                for r in outcome.results}
     why = {}
-    for rule in [r for r in rules if _raised(by_rule[r.name].exception_info) is not None]:
-        with engine.get_connection() as connection:
-            connection.rollback()
+    raised = [r for r in rules if _raised(by_rule[r.name].exception_info) is not None]
+    for rule in raised:
+        _rollback(engine)  # the query that raised aborted the connection's transaction
         by_rule[rule.name] = batch.validate(_expectation(gx, rule),
                                             result_format={"result_format": "COMPLETE"})
         said = _raised(by_rule[rule.name].exception_info)
         if said is not None and ABORTED in said and rule.kind == "rows":
             why[rule.name] = _why(engine, rule, table) or said
-        with engine.get_connection() as connection:  # clean for the next rule and table
-            connection.rollback()
+    if raised:
+        _rollback(engine)  # clean for the next table's rules
     return by_rule, why
 
 
