@@ -330,8 +330,9 @@ def test_a_page_by_position_is_the_plain_page(full_copy, client_for, monkeypatch
     """A sorted page of a serving table of more than COUNTED_FROM_ROWS rows carries the count
     of the filtered rows on its rows: for random filters, sorts and pages (past the last row
     too) the rows and total of both ways are those of the relation itself sorted by ORDER BY
-    and encoded row by row: a page in the serving table's own order (no sort asked) is read
-    without one, and each position returned is that row's JSON."""
+    and encoded row by row: a page in the serving table's own order (no sort asked) is a
+    slice of every matching position, its total their number, and each position returned is
+    that row's JSON."""
     import random
 
     import warehouse.model.public

