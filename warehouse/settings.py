@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pydantic import Field
@@ -40,6 +41,11 @@ class Settings(BaseSettings):
     api_host: str = Field("127.0.0.1", description="Address the API listens on.")
     api_port: int = Field(8000, ge=1, le=65535, description="Port the API listens on.")
     api_workers: int = Field(1, ge=1, description="uvicorn worker processes.")
+    api_threads: int = Field(
+        default_factory=lambda: 2 * (os.cpu_count() or 1), ge=1,
+        description="Requests one worker computes at once (the threads its routes run in; "
+        "the rest wait their turn). Default: twice the cores. More threads than that contend "
+        "for Python's lock and the cores and answer fewer requests, later.")
     api_public_url: str | None = Field(
         None, description="Base URL clients reach the API at (e.g. https://perf.example.com); "
         "next links are built from it. Unset: http://api_host:api_port. Never taken from a "

@@ -281,3 +281,45 @@ def test_serve_freezes_only_when_no_refresh_runs_in_its_process(tmp_path, monkey
     done = CliRunner().invoke(app, ["serve", "--port", "1", *args])
     assert done.exit_code == 0, done.output
     assert asked["target"] == factory and asked["factory"] is True
+
+
+def test_routes_compute_at_most_api_threads_requests_at_once(full_copy, monkeypatch):
+    """The server's routes run in at most ``api_threads`` threads: of 8 requests sent at
+    once with api_threads 2, never more than 2 are computed together, and all are answered;
+    the default is twice the cores."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fastapi.testclient import TestClient
+
+    import api.routes.results
+    from api.app import create_app
+    from warehouse.settings import Settings
+
+    assert Settings().api_threads == 2 * (os.cpu_count() or 1)
+    running, peak, lock = [0], [0], threading.Lock()
+    render = api.routes.results.render_list
+
+    def counted(*args, **kwargs):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        try:
+            time.sleep(0.05)  # long enough for the others to arrive meanwhile
+            return render(*args, **kwargs)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(api.routes.results, "render_list", counted)
+    tmp, sources = full_copy
+    settings = make_settings(tmp, sources, api_threads=2, api_warm=False,
+                             api_response_cache_mb=0)
+    with TestClient(create_app(settings)) as client:  # the lifespan sets the limit
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda i: client.get(f"/v1/results?limit={i + 1}"),
+                                    range(8)))
+        client.app.state.reader.close()
+    assert [a.status_code for a in answers] == [200] * 8
+    assert [len(a.json()["rows"]) for a in answers] == list(range(1, 9))
+    assert peak[0] == 2
