@@ -11,6 +11,14 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def _cores() -> int:
+    """The cores this process may run on (its CPU affinity, where the system tells it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 class Settings(BaseSettings):
     """perfledger settings; every field can be set as ``PERFLEDGER_<NAME>``."""
 
@@ -42,10 +50,12 @@ class Settings(BaseSettings):
     api_port: int = Field(8000, ge=1, le=65535, description="Port the API listens on.")
     api_workers: int = Field(1, ge=1, description="uvicorn worker processes.")
     api_threads: int = Field(
-        default_factory=lambda: 2 * (os.cpu_count() or 1), ge=1,
+        default_factory=lambda: min(2 * _cores(), 40), ge=1,
         description="Requests one worker computes at once (the threads its routes run in; "
-        "the rest wait their turn). Default: twice the cores. More threads than that contend "
-        "for Python's lock and the cores and answer fewer requests, later.")
+        "the rest wait their turn). Default: twice the cores this process may run on, at most "
+        "40 (anyio's own limit); a container's CPU limit is not seen: set it to twice that. "
+        "More threads than the cores can take contend for Python's lock and answer fewer "
+        "requests, later.")
     api_public_url: str | None = Field(
         None, description="Base URL clients reach the API at (e.g. https://perf.example.com); "
         "next links are built from it. Unset: http://api_host:api_port. Never taken from a "
