@@ -298,8 +298,8 @@ def serving_source(con: duckdb.DuckDBPyConnection, q: ListQuery,
 # A page in the serving table's own order (no sort asked) is a slice of every matching
 # position, read in that order in one pass that also tells the total (in process at 100x: a
 # full costs page 0.80 ms, against 0.52 for the page and 0.84 for its count; unfiltered
-# results, 47,066 positions, 0.70 against 0.42 + 0.69). Any other page of a serving table of more than
-# COUNTED_FROM_ROWS rows carries the count of the filtered rows on each of its rows
+# results, 47,066 positions, 0.70 against 0.42 + 0.69). Any other page of a serving table of
+# more than COUNTED_FROM_ROWS rows carries the count of the filtered rows on each of its rows
 # (``ListSQL.counted``), so a full page needs no second query for its total; below it a
 # filtered page is seldom full, and the plain page is quicker.
 COUNTED_FROM_ROWS = 2_000
