@@ -130,10 +130,8 @@ def create_served_app() -> PerfledgerAPI:
 def _started(app: PerfledgerAPI, lifespan: Callable) -> Callable:
     """``lifespan`` after the current snapshot is opened and warmed (``api_warm``): the server
     takes its first request once what every snapshot builds once is built. Routes run in at
-    most ``api_threads`` threads of this event loop (anyio's limiter, 40 by default): on 2
-    cores, at 16 clients, 4 threads answered the costs query at 652-676 req/s against 502-543
-    with 40, and at 64 clients filtered results at p99 175 ms against 651 (``make bench``'s
-    queries, wrk, one worker)."""
+    most ``api_threads`` threads of this event loop (anyio's limiter, 40 by default; why and
+    what it measured: README, "Performance")."""
     @asynccontextmanager
     async def run(_app):
         anyio.to_thread.current_default_thread_limiter().total_tokens = (
