@@ -1,4 +1,5 @@
-"""insert_rows and insert_columns: the table's own columns decide what is read."""
+"""insert_rows and insert_columns: the table's own columns decide what is read. ``parsed``:
+a kept parse answers as its text does, on any connection, for any values bound."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from datetime import UTC, datetime
 import duckdb
 import pytest
 
-from warehouse.storage.db import insert_columns, insert_rows
+from warehouse.storage.db import insert_columns, insert_rows, parsed
 
 
 def test_rows_are_read_by_the_table_s_columns_whatever_keys_each_row_has():
@@ -40,3 +41,41 @@ def test_columns_are_cast_to_the_table_s_types_and_a_missing_one_is_null():
     assert con.execute("SELECT count(*) FROM t").fetchone() == (2,)
     with pytest.raises(ValueError, match="no table 'nope'"):
         insert_columns(con, "nope", {"a": [1]})
+
+
+def test_a_kept_parse_answers_as_its_text_on_every_connection_and_for_every_value():
+    """One SQL text is parsed once; executed from that parse on two databases, from four
+    threads at once, each with its own values, every answer is the one the text gives."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    sql = "SELECT n FROM t WHERE n % ? = ? ORDER BY n"
+    cons = []
+    for rows in (100, 37):  # two databases: the same text reads each one's own rows
+        con = duckdb.connect()
+        con.execute("CREATE TABLE t AS SELECT range AS n FROM range(?)", [rows])
+        cons.append(con)
+    parsed(sql)
+    misses = parsed.cache_info().misses
+
+    def both(args: tuple[int, int, int]) -> tuple[list, list]:
+        i, m, r = args
+        cur = cons[i % 2].cursor()
+        try:
+            return cur.execute(parsed(sql), [m, r]).fetchall(), cur.execute(sql, [m, r]).fetchall()
+        finally:
+            cur.close()
+
+    cases = [(i, m, r) for i in range(4) for m in (2, 3, 7) for r in range(m)]
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(both, cases))
+    for (i, m, r), (kept, text) in zip(cases, answers, strict=True):
+        assert kept == text == [(n,) for n in range((100, 37)[i % 2]) if n % m == r]
+    assert parsed.cache_info().misses == misses  # every execution from the one parse
+
+
+def test_a_text_that_is_not_one_statement_is_a_clear_error():
+    with pytest.raises(duckdb.ParserException):
+        parsed("SELEC 1")
+    with pytest.raises(duckdb.InvalidInputException, match="one SQL statement expected, not 2"):
+        parsed("SELECT 1; SELECT 2")
+    assert duckdb.connect().execute(parsed("SELECT 1")).fetchall() == [(1,)]

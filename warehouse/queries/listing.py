@@ -19,7 +19,7 @@ from warehouse.model.public import (
     SourceLink,
 )
 from warehouse.queries.accelerator_names import resolve_accelerators
-from warehouse.storage.db import fetch_dicts, scalar
+from warehouse.storage.db import fetch_dicts, parsed, scalar
 
 
 @dataclass(frozen=True)
@@ -273,14 +273,14 @@ def _total(con: duckdb.DuckDBPyConnection, q: ListQuery, s: ListSQL, page_rows: 
     # query); otherwise one count over the filtered rows.
     if page_rows < q.limit and (page_rows or q.offset == 0):
         return q.offset + page_rows
-    return scalar(con, f"SELECT count(*) FROM ({s.inner})", s.params)  # noqa: S608
+    return scalar(con, parsed(f"SELECT count(*) FROM ({s.inner})"), s.params)  # noqa: S608
 
 
 def run_list(con: duckdb.DuckDBPyConnection, q: ListQuery,
              have: frozenset[str] | None = None) -> tuple[int, list[dict], list[str]]:
     """Return (total rows matching, the page of rows as dicts, the column names)."""
     s = list_sql(con, q, have)
-    rows = fetch_dicts(con, s.page, [*s.params, q.limit, q.offset])
+    rows = fetch_dicts(con, parsed(s.page), [*s.params, q.limit, q.offset])
     return _total(con, q, s, len(rows)), rows, s.columns
 
 
@@ -314,14 +314,15 @@ def run_list_json(con: duckdb.DuckDBPyConnection, q: ListQuery, table: str,
     served = dataclasses.replace(q, relation=table, subquery=None, served=True, columns=None)
     s = list_sql(con, served)
     if s.own_order:  # as a NumPy array: the page and the total in one pass, no count apart
-        every = con.execute(s.page, s.params).fetchnumpy()["pos"]
+        every = con.execute(parsed(s.page), s.params).fetchnumpy()["pos"]
         return len(every), [encoded[p] for p in every[q.offset:q.offset + q.limit].tolist()]
     if s.counted and len(encoded) > COUNTED_FROM_ROWS:  # each row carries the total
-        found = con.execute(s.counted, [*s.params, q.limit, q.offset]).fetchall()
+        found = con.execute(parsed(s.counted), [*s.params, q.limit, q.offset]).fetchall()
         if found:
             return found[0][1], [encoded[r[0]] for r in found]
         return _total(con, q, s, 0), []
-    page = [encoded[r[0]] for r in con.execute(s.page, [*s.params, q.limit, q.offset]).fetchall()]
+    found = con.execute(parsed(s.page), [*s.params, q.limit, q.offset]).fetchall()
+    page = [encoded[r[0]] for r in found]
     return _total(con, q, s, len(page)), page
 
 
