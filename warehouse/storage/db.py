@@ -88,20 +88,32 @@ def _columns(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
     return dict(described)
 
 
-# The API asks the same few shapes of SQL again and again, the values bound apart: DuckDB's
-# parse of each text is kept (``parsed``), and every execution copies it instead of parsing
-# again. In process, a filtered costs page from its kept parse: 0.36 ms against 0.46 ms.
-# A parse belongs to no database: one in-memory connection that never runs a query makes them.
+# The API asks the same few shapes of SQL again and again (its values bound apart): DuckDB's
+# parse of each text up to PARSE_KEPT_CHARS long is kept, the last PARSE_KEPT of them, and every
+# execution copies it instead of parsing again (the figures: README, Performance). A parse of
+# a text that long holds about 70 KB (13 KB for a filtered page's 150-450 characters), so at
+# most about 20 MB per process; a longer text (a subquery inlined whole) is parsed each time.
+# The parses come from DuckDB's default settings on one in-memory connection that never runs
+# a query: a parse names no database, so any connection binds it; only a connection that
+# changes a setting read while parsing (``integer_division``, say; the API's change none)
+# must execute its text.
+PARSE_KEPT = 256
+PARSE_KEPT_CHARS = 2_000
 _PARSER: list[duckdb.DuckDBPyConnection] = []
 _PARSING = threading.Lock()
 
 
-@lru_cache(maxsize=1024)
-def parsed(sql: str) -> duckdb.Statement:
-    """DuckDB's parse of ``sql``, one statement, kept by its text."""
+def parsed(sql: str) -> str | duckdb.Statement:
+    """DuckDB's kept parse of ``sql`` (one statement); the text itself when it is longer than
+    ``PARSE_KEPT_CHARS``. Either is what ``con.execute`` takes."""
+    return _parse(sql) if len(sql) <= PARSE_KEPT_CHARS else sql
+
+
+@lru_cache(maxsize=PARSE_KEPT)
+def _parse(sql: str) -> duckdb.Statement:
     with _PARSING:  # a connection serves one thread at a time
         if not _PARSER:
-            _PARSER.append(duckdb.connect(config=NO_SPILL))
+            _PARSER.append(duckdb.connect(config={**NO_SPILL, "threads": 1}))
         statements = _PARSER[0].extract_statements(sql)
     if len(statements) != 1:
         raise duckdb.InvalidInputException(f"one SQL statement expected, not {len(statements)}")
