@@ -1,5 +1,5 @@
-"""Small DuckDB helpers shared by loaders and queries: bulk insert, row fetching, and the
-guards of a connection that only reads."""
+"""Small DuckDB helpers shared by loaders and queries: bulk insert, row fetching, the kept
+parse of a query's text, and the guards of a connection that only reads."""
 
 from __future__ import annotations
 
