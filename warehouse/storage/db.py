@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import islice
 from pathlib import Path
 
@@ -99,8 +99,7 @@ def _columns(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
 # must execute its text.
 PARSE_KEPT = 256
 PARSE_KEPT_CHARS = 2_000
-_PARSER: list[duckdb.DuckDBPyConnection] = []
-_PARSING = threading.Lock()
+_PARSING = threading.Lock()  # a connection serves one thread at a time
 
 
 def parsed(sql: str) -> str | duckdb.Statement:
@@ -109,12 +108,15 @@ def parsed(sql: str) -> str | duckdb.Statement:
     return _parse(sql) if len(sql) <= PARSE_KEPT_CHARS else sql
 
 
+@cache
+def _parser() -> duckdb.DuckDBPyConnection:
+    return duckdb.connect(config={**NO_SPILL, "threads": 1})
+
+
 @lru_cache(maxsize=PARSE_KEPT)
 def _parse(sql: str) -> duckdb.Statement:
-    with _PARSING:  # a connection serves one thread at a time
-        if not _PARSER:
-            _PARSER.append(duckdb.connect(config={**NO_SPILL, "threads": 1}))
-        statements = _PARSER[0].extract_statements(sql)
+    with _PARSING:
+        statements = _parser().extract_statements(sql)
     if len(statements) != 1:
         raise duckdb.InvalidInputException(f"one SQL statement expected, not {len(statements)}")
     return statements[0]
